@@ -1,0 +1,168 @@
+"""SQLite connections, retries and schema migrations shared by every ctxmode database.
+
+Connections are WAL, ``synchronous=NORMAL``, a 30 s busy timeout and ``sqlite3.Row`` rows.
+Several processes (servers in different windows, the CLI, hooks) may open one file at once;
+writes take ``BEGIN IMMEDIATE`` so a writer waits for the lock up front instead of failing
+half way, and `retry_busy` retries the rare ``database is locked`` that escapes the timeout.
+"""
+
+import os
+import sqlite3
+import time
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
+from pathlib import Path
+from typing import TypeVar
+
+from ctxmode.errors import EnvironmentProblem, StoreError
+
+T = TypeVar("T")
+
+BUSY_TIMEOUT_MS = 30_000
+RETRY_DELAYS = (0.1, 0.5, 2.0)
+_CORRUPT_MARKERS = (
+    "file is not a database",
+    "database disk image is malformed",
+    "file is encrypted",
+)
+
+Migration = Callable[[sqlite3.Connection], None]
+
+
+def is_busy(exc: BaseException) -> bool:
+    text = str(exc).lower()
+    return "database is locked" in text or "sqlite_busy" in text or "database is busy" in text
+
+
+def is_corrupt(exc: BaseException) -> bool:
+    text = str(exc).lower()
+    return any(marker in text for marker in _CORRUPT_MARKERS)
+
+
+def retry_busy(fn: Callable[[], T], delays: Sequence[float] = RETRY_DELAYS) -> T:
+    """Run `fn`, retrying after each delay while SQLite reports the database locked.
+
+    Raises:
+        StoreError: still locked after the last retry.
+    """
+    for delay in (*delays, None):
+        try:
+            return fn()
+        except sqlite3.OperationalError as exc:
+            if not is_busy(exc):
+                raise
+            if delay is None:
+                raise StoreError(
+                    f"database is locked after {len(delays)} retries: {exc}"
+                ) from exc
+            time.sleep(delay)
+    raise AssertionError("unreachable")
+
+
+def fts5_problem() -> str | None:
+    """None when this SQLite has FTS5 with the trigram tokenizer, else what is missing."""
+    con = sqlite3.connect(":memory:")
+    try:
+        con.execute("CREATE VIRTUAL TABLE t USING fts5(x)")
+    except sqlite3.OperationalError:
+        return (
+            f"this Python's SQLite ({sqlite3.sqlite_version}) was built without FTS5; "
+            "install a Python whose sqlite3 module has FTS5 (python.org and most distributions do)"
+        )
+    try:
+        con.execute("CREATE VIRTUAL TABLE t3 USING fts5(x, tokenize='trigram')")
+    except sqlite3.OperationalError:
+        return (
+            f"SQLite {sqlite3.sqlite_version} lacks the FTS5 trigram tokenizer "
+            "(needs SQLite 3.34 or newer)"
+        )
+    finally:
+        con.close()
+    return None
+
+
+def _remove_orphan_sidecars(path: Path) -> None:
+    if path.exists():
+        return
+    for suffix in ("-wal", "-shm"):
+        side = Path(f"{path}{suffix}")
+        if side.exists():
+            side.unlink()
+
+
+def set_aside(path: Path) -> Path:
+    """Rename a damaged database (and its sidecars) to ``<name>.corrupt-<ms>``; return it."""
+    stamp = int(time.time() * 1000)
+    target = path.with_name(f"{path.name}.corrupt-{stamp}")
+    os.replace(path, target)
+    for suffix in ("-wal", "-shm"):
+        side = Path(f"{path}{suffix}")
+        if side.exists():
+            os.replace(side, Path(f"{target}{suffix}"))
+    return target
+
+
+def connect(path: Path | str) -> sqlite3.Connection:
+    """Open a database with ctxmode's pragmas. ``":memory:"`` works for tests."""
+    if str(path) != ":memory:":
+        p = Path(path)
+        p.parent.mkdir(parents=True, exist_ok=True)
+        _remove_orphan_sidecars(p)
+    con = sqlite3.connect(
+        str(path), timeout=BUSY_TIMEOUT_MS / 1000, isolation_level=None, check_same_thread=False
+    )
+    con.row_factory = sqlite3.Row
+    try:
+        con.execute(f"PRAGMA busy_timeout={BUSY_TIMEOUT_MS}")
+        retry_busy(lambda: con.execute("PRAGMA journal_mode=WAL"))
+        con.execute("PRAGMA synchronous=NORMAL")
+        con.execute("PRAGMA foreign_keys=ON")
+        con.execute("PRAGMA temp_store=MEMORY")
+    except sqlite3.DatabaseError:
+        con.close()
+        raise
+    return con
+
+
+@contextmanager
+def write_transaction(con: sqlite3.Connection) -> Iterator[sqlite3.Connection]:
+    """``BEGIN IMMEDIATE`` … ``COMMIT``, rolled back on any exception."""
+    retry_busy(lambda: con.execute("BEGIN IMMEDIATE"))
+    try:
+        yield con
+    except BaseException:
+        con.execute("ROLLBACK")
+        raise
+    else:
+        retry_busy(lambda: con.execute("COMMIT"))
+
+
+def migrate(con: sqlite3.Connection, migrations: Sequence[Migration]) -> int:
+    """Apply the migrations not yet recorded in ``PRAGMA user_version``; return the version.
+
+    Each migration runs in its own transaction, so a crash leaves a consistent version.
+
+    Raises:
+        StoreError: the database was written by a newer ctxmode.
+    """
+    version = int(con.execute("PRAGMA user_version").fetchone()[0])
+    if version > len(migrations):
+        raise StoreError(
+            f"database schema version {version} is newer than this ctxmode understands "
+            f"({len(migrations)}); upgrade ctxmode"
+        )
+    for index in range(version, len(migrations)):
+        with write_transaction(con):
+            current = int(con.execute("PRAGMA user_version").fetchone()[0])
+            if current > index:  # another process migrated meanwhile
+                continue
+            migrations[index](con)
+            con.execute(f"PRAGMA user_version={index + 1}")
+    return len(migrations)
+
+
+def require_fts5() -> None:
+    """Raises EnvironmentProblem when FTS5 (with trigram) is unavailable."""
+    problem = fts5_problem()
+    if problem:
+        raise EnvironmentProblem(problem)

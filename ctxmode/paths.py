@@ -1,0 +1,192 @@
+"""Where ctxmode keeps its files, and which project a call belongs to.
+
+Layout under the data root (``CTXMODE_DIR``, upstream's ``CONTEXT_MODE_DIR``, else the
+platformdirs user data dir)::
+
+    <root>/content/<project-hash>.db     knowledge base of one project
+    <root>/sessions/<project-hash><suffix>.db   session events (worktree-suffixed)
+    <root>/logs/                          log files
+
+Nothing here touches the disk at import time.
+"""
+
+import hashlib
+import os
+import subprocess
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+from ctxmode.errors import NotFoundError, UsageError
+
+ROOT_ENV_VARS = ("CTXMODE_DIR", "CONTEXT_MODE_DIR")
+
+# Project directory hints set by hosts, most specific first (spec 8.3, legacy order).
+PROJECT_ENV_VARS = (
+    "CTXMODE_PROJECT_DIR",
+    "CLAUDE_PROJECT_DIR",
+    "GEMINI_PROJECT_DIR",
+    "VSCODE_CWD",
+    "OPENCODE_PROJECT_DIR",
+    "PI_PROJECT_DIR",
+    "IDEA_INITIAL_DIRECTORY",
+    "CURSOR_CWD",
+    "QWEN_PROJECT_DIR",
+    "CONTEXT_MODE_PROJECT_DIR",
+)
+
+_CASE_INSENSITIVE_FS = sys.platform in ("darwin", "win32")
+
+
+def data_root() -> Path:
+    """The storage root: CTXMODE_DIR, CONTEXT_MODE_DIR, else the user data dir."""
+    for var in ROOT_ENV_VARS:
+        value = os.environ.get(var, "").strip()
+        if value:
+            return Path(value).expanduser().absolute()
+    from platformdirs import user_data_dir
+
+    return Path(user_data_dir("ctxmode", appauthor=False))
+
+
+def normalize_path(path: str) -> str:
+    """Backslashes to slashes, trailing slashes stripped (roots kept)."""
+    text = path.replace("\\", "/")
+    while len(text) > 1 and text.endswith("/") and not (len(text) == 3 and text[1] == ":"):
+        text = text[:-1]
+    return text
+
+
+def project_hash(project_dir: Path | str) -> str:
+    """First 16 hex chars of SHA-256 of the normalised path (case-folded on macOS/Windows)."""
+    text = normalize_path(str(project_dir))
+    if _CASE_INSENSITIVE_FS:
+        text = text.lower()
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()[:16]
+
+
+def legacy_project_hash(project_dir: Path | str) -> str:
+    """The hash without case folding (identical to `project_hash` on Linux)."""
+    text = normalize_path(str(project_dir))
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()[:16]
+
+
+def _plugin_path(path: str) -> bool:
+    norm = path.replace("\\", "/")
+    return "/.claude/plugins/cache/" in norm or "/.claude/plugins/marketplaces/" in norm
+
+
+def _git_root(start: Path) -> Path | None:
+    home = Path.home().resolve()
+    for candidate in (start, *start.parents):
+        if candidate == home:
+            return None
+        if (candidate / ".git").exists():
+            return candidate
+    return None
+
+
+def resolve_project(explicit: str | os.PathLike[str] | None = None) -> Path:
+    """The project directory a call belongs to.
+
+    Order: the explicit ``--project``; host env vars (``CTXMODE_PROJECT_DIR``,
+    ``CLAUDE_PROJECT_DIR`` and the other platforms'); else the enclosing git work tree of the
+    current directory; else the current directory itself.
+
+    Raises:
+        NotFoundError: the explicit directory does not exist.
+        UsageError: the result would be the home directory or the filesystem root.
+    """
+    if explicit is not None:
+        path = Path(explicit).expanduser()
+        if not path.is_dir():
+            raise NotFoundError(f"project directory not found: {explicit}")
+        project = path.resolve()
+    else:
+        project = None
+        for var in PROJECT_ENV_VARS:
+            value = os.environ.get(var, "").strip()
+            if value and not _plugin_path(value) and Path(value).expanduser().is_dir():
+                project = Path(value).expanduser().resolve()
+                break
+        if project is None:
+            cwd = Path.cwd().resolve()
+            project = _git_root(cwd) or cwd
+    home = Path.home().resolve()
+    if project == home or project == Path(project.anchor):
+        raise UsageError(
+            f"{project} is your home directory or a filesystem root, not a project. "
+            "Run ctxmode inside a project directory, or pass --project DIR "
+            "(or set CTXMODE_PROJECT_DIR)."
+        )
+    return project
+
+
+def worktree_suffix(project_dir: Path) -> str:
+    """``__<8 hex>`` for a linked git worktree, else ``""`` (spec 8.2).
+
+    ``CTXMODE_SESSION_SUFFIX`` / ``CONTEXT_MODE_SESSION_SUFFIX`` override it (empty disables).
+    """
+    for var in ("CTXMODE_SESSION_SUFFIX", "CONTEXT_MODE_SESSION_SUFFIX"):
+        if var in os.environ:
+            value = os.environ[var]
+            return f"__{value}" if value else ""
+    try:
+        top = subprocess.run(
+            ["git", "rev-parse", "--show-toplevel"],
+            cwd=project_dir, capture_output=True, text=True, encoding="utf-8", timeout=2,
+        )
+        if top.returncode != 0:
+            return ""
+        listing = subprocess.run(
+            ["git", "worktree", "list", "--porcelain"],
+            cwd=project_dir, capture_output=True, text=True, encoding="utf-8", timeout=2,
+        )
+    except (OSError, subprocess.SubprocessError):
+        return ""
+    first = next(
+        (line[len("worktree "):] for line in listing.stdout.splitlines()
+         if line.startswith("worktree ")),
+        None,
+    )
+    if first is None:
+        return ""
+
+    def canon(p: str) -> str:
+        text = normalize_path(os.path.realpath(p.strip()))
+        return text.lower() if _CASE_INSENSITIVE_FS else text
+
+    current = canon(top.stdout)
+    if current == canon(first):
+        return ""
+    return "__" + hashlib.sha256(current.encode("utf-8")).hexdigest()[:8]
+
+
+@dataclass(frozen=True)
+class ProjectPaths:
+    """Every file ctxmode keeps for one project."""
+
+    root: Path
+    project_dir: Path
+
+    @property
+    def hash(self) -> str:
+        return project_hash(self.project_dir)
+
+    @property
+    def content_db(self) -> Path:
+        return self.root / "content" / f"{self.hash}.db"
+
+    def session_db(self, suffix: str | None = None) -> Path:
+        if suffix is None:
+            suffix = worktree_suffix(self.project_dir)
+        return self.root / "sessions" / f"{self.hash}{suffix}.db"
+
+    @property
+    def logs_dir(self) -> Path:
+        return self.root / "logs"
+
+
+def project_paths(project: str | os.PathLike[str] | None = None) -> ProjectPaths:
+    """Resolve the project and the data root together."""
+    return ProjectPaths(root=data_root(), project_dir=resolve_project(project))

@@ -1,0 +1,19 @@
+"""The knowledge base: chunking, indexing and search over SQLite FTS5."""
+
+from ctxmode.store.store import (
+    ContentStore,
+    IndexReport,
+    RefreshReport,
+    SearchHit,
+    SearchResult,
+    SourceInfo,
+)
+
+__all__ = [
+    "ContentStore",
+    "IndexReport",
+    "RefreshReport",
+    "SearchHit",
+    "SearchResult",
+    "SourceInfo",
+]

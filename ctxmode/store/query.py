@@ -1,0 +1,228 @@
+"""Query handling that needs no database: parsing, FTS5 expressions, reranking, snippets.
+
+User text never reaches ``MATCH`` as syntax: it is cut into terms (words, dotted or
+snake_case identifiers, CJK runs) and each term is emitted as a quoted FTS5 phrase, so
+operators, quotes, colons and parentheses in a query are just characters.
+"""
+
+import re
+from dataclasses import dataclass, field
+
+from ctxmode.store.text import CJK_RUN, QUERY_NOISE, cjk_bigrams, has_cjk
+
+# A compound identifier (os.path.join, get_user_name, foo-bar, a::b) or a single word.
+_TERM = re.compile(r"[^\W_]+(?:[._:/\\-]+[^\W_]+)*")
+_SPLIT = re.compile(r"[^\w]+|_+")
+
+
+@dataclass(frozen=True)
+class Term:
+    """One query term: its text, the words it contains, and its FTS5 phrase."""
+
+    text: str
+    words: tuple[str, ...]
+    cjk: bool = False
+
+    @property
+    def fts(self) -> str:
+        return quote_phrase(" ".join(self.words))
+
+    @property
+    def expandable(self) -> bool:
+        """Worth a substring lookup: one latin word or identifier of 3+ characters."""
+        return not self.cjk and len(self.text) >= 3 and " " not in self.text
+
+
+@dataclass
+class ParsedQuery:
+    raw: str
+    terms: list[Term] = field(default_factory=list)
+
+
+def quote_phrase(text: str) -> str:
+    return '"' + text.replace('"', '""') + '"'
+
+
+def parse_query(raw: str) -> ParsedQuery:
+    """Cut `raw` into terms; drop question words unless nothing else is left."""
+    text = raw.lower()
+    terms: list[Term] = []
+    seen: set[str] = set()
+    for run in CJK_RUN.findall(text):
+        if run not in seen:
+            seen.add(run)
+            terms.append(Term(run, tuple(cjk_bigrams(run)), cjk=True))
+    latin = CJK_RUN.sub(" ", text)
+    for match in _TERM.finditer(latin):
+        token = match.group(0).strip("._:/\\-")
+        words = tuple(w for w in _SPLIT.split(token) if w)
+        if not words:
+            continue
+        key = " ".join(words) if len(words) > 1 else token
+        if key in seen:
+            continue
+        seen.add(key)
+        ident = token if "_" in token or "-" in token else key
+        terms.append(Term(ident if len(words) > 1 else token, words))
+    meaningful = [
+        t for t in terms if t.cjk or (t.text not in QUERY_NOISE and len(t.text) >= 2)
+    ]
+    if meaningful:
+        terms = meaningful
+    return ParsedQuery(raw, terms)
+
+
+def group_expr(alternatives: list[str]) -> str:
+    return alternatives[0] if len(alternatives) == 1 else "(" + " OR ".join(alternatives) + ")"
+
+
+def and_expr(groups: list[str]) -> str:
+    return " AND ".join(groups)
+
+
+def or_expr(groups: list[str]) -> str:
+    return " OR ".join(groups)
+
+
+# --------------------------------------------------------------------------- matching in text
+
+
+def term_patterns(term: Term, extra: tuple[str, ...] = ()) -> list[str]:
+    """Lower-case strings whose presence in a chunk means `term` matched there.
+
+    Porter stemming matches word variants, so a long word is looked for by its first
+    characters (``connection`` → ``connect``).
+    """
+    out: list[str] = []
+    if term.cjk:
+        out.append(term.text)
+    else:
+        for word in term.words:
+            out.append(word[: max(4, len(word) - 3)] if len(word) > 6 else word)
+    out.extend(extra)
+    return out
+
+
+def _positions(haystack: str, needle: str) -> list[int]:
+    out = []
+    start = haystack.find(needle)
+    while start != -1 and len(out) < 200:
+        out.append(start)
+        start = haystack.find(needle, start + 1)
+    return out
+
+
+def min_span(text: str, needles: list[list[str]]) -> int | None:
+    """Smallest window of `text` that holds one alternative of every needle group."""
+    events: list[tuple[int, int, int]] = []
+    for group, alternatives in enumerate(needles):
+        found = False
+        for alt in alternatives:
+            for pos in _positions(text, alt):
+                events.append((pos, pos + len(alt), group))
+                found = True
+        if not found:
+            return None
+    events.sort()
+    need = len(needles)
+    counts = [0] * need
+    have = 0
+    best: int | None = None
+    left = 0
+    for right in range(len(events)):
+        g = events[right][2]
+        counts[g] += 1
+        if counts[g] == 1:
+            have += 1
+        while have == need:
+            span = max(e[1] for e in events[left : right + 1]) - events[left][0]
+            if best is None or span < best:
+                best = span
+            lg = events[left][2]
+            counts[lg] -= 1
+            if counts[lg] == 0:
+                have -= 1
+            left += 1
+    return best
+
+
+def adjacent_pairs(text: str, needles: list[list[str]], gap: int = 30) -> int:
+    """Occurrences of consecutive terms within `gap` characters, each right hit used once."""
+    total = 0
+    for left, right in zip(needles, needles[1:]):
+        rights = sorted(p for alt in right for p in _positions(text, alt))
+        used: set[int] = set()
+        for alt in left:
+            for pos in _positions(text, alt):
+                end = pos + len(alt)
+                for rpos in rights:
+                    if rpos in used:
+                        continue
+                    if end <= rpos <= end + gap:
+                        used.add(rpos)
+                        total += 1
+                        break
+    return total
+
+
+# --------------------------------------------------------------------------- snippets
+
+SNIPPET_MAX = 1500
+
+
+def snippet(content: str, needles: list[str], max_chars: int = SNIPPET_MAX) -> str:
+    """The lines of `content` holding matches, with neighbouring lines while budget allows.
+
+    Content within `max_chars` is returned whole. Gaps are marked with ``…``.
+    """
+    if len(content) <= max_chars:
+        return content
+    lines = content.split("\n")
+    lowered = [line.lower() for line in lines]
+    hits = [i for i, line in enumerate(lowered) if any(n and n in line for n in needles)]
+    if not hits:
+        return content[: max_chars - 1].rstrip() + "\u2026"
+    keep: set[int] = set()
+    budget = max_chars
+
+    def cost(i: int) -> int:
+        return min(len(lines[i]), 300) + 1
+
+    # Matched lines first, in order of how many needles they hold, then widen around them.
+    ranked = sorted(hits, key=lambda i: -sum(1 for n in needles if n and n in lowered[i]))
+    for i in ranked:
+        if cost(i) <= budget:
+            keep.add(i)
+            budget -= cost(i)
+    radius = 1
+    while budget > 0 and radius <= 6:
+        grew = False
+        for i in sorted(keep):
+            for j in (i - radius, i + radius):
+                if 0 <= j < len(lines) and j not in keep and cost(j) <= budget:
+                    keep.add(j)
+                    budget -= cost(j)
+                    grew = True
+        if not grew:
+            break
+        radius += 1
+    out: list[str] = []
+    previous = -2
+    for i in sorted(keep):
+        if i != previous + 1 and (out or i > 0):
+            out.append("\u2026")
+        line = lines[i]
+        if len(line) > 300:
+            low = lowered[i]
+            at = min((low.find(n) for n in needles if n and n in low), default=0)
+            begin = max(0, at - 120)
+            line = ("\u2026" if begin else "") + line[begin : begin + 298] + "\u2026"
+        out.append(line)
+        previous = i
+    if previous < len(lines) - 1:
+        out.append("\u2026")
+    return "\n".join(out)[:max_chars]
+
+
+def has_cjk_query(raw: str) -> bool:
+    return has_cjk(raw)

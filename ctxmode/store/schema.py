@@ -1,0 +1,63 @@
+"""Schema of the per-project knowledge base, as ordered migrations.
+
+Tables:
+    sources     one row per indexed label (a file, a URL, a command's output)
+    chunks      the chunk text, title, type and line range; ``chunks.id`` is the FTS rowid
+    chunks_fts  contentless FTS5, porter stemming over unicode61; indexes
+                ``text.fts_text(title)`` and ``text.fts_text(content)``. Rows are deleted with
+                the FTS5 'delete' command and those same re-computed values.
+    vocab       every distinct word seen (lower case), with a trigram FTS5 index over the
+                words only: substring and typo matching without trigram-indexing content.
+"""
+
+import sqlite3
+from collections.abc import Callable
+
+PORTER_TOKENIZE = "porter unicode61 remove_diacritics 2"
+
+
+def m001_initial(con: sqlite3.Connection) -> None:
+    statements = [
+        """
+        CREATE TABLE sources(
+            id INTEGER PRIMARY KEY,
+            label TEXT NOT NULL UNIQUE,
+            kind TEXT NOT NULL,
+            file_path TEXT,
+            content_hash TEXT,
+            file_mtime_ns INTEGER,
+            file_size INTEGER,
+            bytes INTEGER NOT NULL DEFAULT 0,
+            chunk_count INTEGER NOT NULL DEFAULT 0,
+            code_chunk_count INTEGER NOT NULL DEFAULT 0,
+            session_id TEXT NOT NULL DEFAULT '',
+            indexed_at TEXT NOT NULL DEFAULT (strftime('%Y-%m-%dT%H:%M:%fZ', 'now'))
+        )""",
+        "CREATE INDEX sources_file_path ON sources(file_path) WHERE file_path IS NOT NULL",
+        """
+        CREATE TABLE chunks(
+            id INTEGER PRIMARY KEY,
+            source_id INTEGER NOT NULL REFERENCES sources(id) ON DELETE CASCADE,
+            ord INTEGER NOT NULL,
+            title TEXT NOT NULL,
+            content TEXT NOT NULL,
+            content_type TEXT NOT NULL,
+            start_line INTEGER,
+            end_line INTEGER
+        )""",
+        "CREATE INDEX chunks_source ON chunks(source_id)",
+        f"CREATE VIRTUAL TABLE chunks_fts USING fts5(title, body, content='', "
+        f"tokenize='{PORTER_TOKENIZE}')",
+        "CREATE TABLE vocab(id INTEGER PRIMARY KEY, word TEXT NOT NULL UNIQUE)",
+        "CREATE VIRTUAL TABLE vocab_tri USING fts5(word, content='vocab', content_rowid='id', "
+        "tokenize='trigram')",
+        """
+        CREATE TRIGGER vocab_ai AFTER INSERT ON vocab BEGIN
+            INSERT INTO vocab_tri(rowid, word) VALUES (new.id, new.word);
+        END""",
+    ]
+    for statement in statements:
+        con.execute(statement)
+
+
+MIGRATIONS: list[Callable[[sqlite3.Connection], None]] = [m001_initial]

@@ -1,0 +1,607 @@
+"""The per-project knowledge base: index text and files, search them, keep them fresh.
+
+Design:
+* One SQLite file per project (see `ctxmode.paths`), schema in `schema.py`.
+* A label names a source; indexing a label again replaces it in one transaction, so a
+  reader sees the old chunks or the new ones, never a mix or nothing.
+* Search fuses ranked lists (all terms, any term, substrings of known words) with
+  reciprocal rank fusion, then reranks by title, proximity and phrase adjacency. A term
+  that matches nothing is corrected against the vocabulary (typos).
+* File-backed sources are checked before every search: a changed file is re-indexed, a
+  deleted one dropped, a file now denied by policy left alone and never read.
+"""
+
+import hashlib
+import os
+import sqlite3
+import time
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field
+from math import ceil, log
+from pathlib import Path
+
+from ctxmode import db
+from ctxmode.errors import NotFoundError, StoreError
+from ctxmode.store import query as q
+from ctxmode.store.chunking import Chunk, chunk_text, kind_for_name
+from ctxmode.store.files import read_text_file
+from ctxmode.store.schema import MIGRATIONS
+from ctxmode.store.text import (
+    STOPWORDS,
+    WORD,
+    fts_text,
+    levenshtein,
+    max_edits,
+    vocabulary,
+)
+
+RRF_K = 60
+FETCH_MIN = 30
+MAX_EXPANSIONS = 12
+DEFAULT_LIMIT = 5
+
+DenyCheck = Callable[[str], bool]
+
+
+@dataclass(frozen=True)
+class IndexReport:
+    label: str
+    source_id: int
+    chunks: int
+    code_chunks: int
+    bytes: int
+    file_path: str | None = None
+
+
+@dataclass(frozen=True)
+class SearchHit:
+    source: str
+    title: str
+    content_type: str
+    layer: str  # "all-terms" | "any-term" | "substring" | "fuzzy"
+    score: float
+    snippet: str
+    chunk_id: int
+    file_path: str | None = None
+    start_line: int | None = None
+    end_line: int | None = None
+    indexed_at: str | None = None
+
+
+@dataclass(frozen=True)
+class RefreshReport:
+    refreshed: list[str] = field(default_factory=list)
+    dropped: list[str] = field(default_factory=list)
+    denied: list[str] = field(default_factory=list)
+    failed: list[str] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class SearchResult:
+    query: str
+    hits: list[SearchHit]
+    corrections: dict[str, str]
+    refresh: RefreshReport
+
+
+@dataclass(frozen=True)
+class SourceInfo:
+    label: str
+    kind: str
+    chunks: int
+    code_chunks: int
+    bytes: int
+    file_path: str | None
+    indexed_at: str
+
+
+def _now_iso() -> str:
+    t = time.time()
+    return time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(t)) + f".{int(t % 1 * 1000):03d}Z"
+
+
+class ContentStore:
+    """A knowledge base on one SQLite file. Use as a context manager or call `close`."""
+
+    def __init__(self, path: Path | str, *, deny: DenyCheck | None = None) -> None:
+        db.require_fts5()
+        self.path = path
+        self.deny = deny
+        self.recovered_from: Path | None = None
+        self._con = self._open()
+        self._fuzzy_cache: dict[str, str | None] = {}
+
+    # ------------------------------------------------------------------ lifecycle
+
+    def _open(self) -> sqlite3.Connection:
+        try:
+            con = db.connect(self.path)
+            db.migrate(con, MIGRATIONS)
+            con.execute("SELECT count(*) FROM sources").fetchone()
+            return con
+        except sqlite3.DatabaseError as exc:
+            if not db.is_corrupt(exc) or str(self.path) == ":memory:":
+                raise StoreError(f"cannot open knowledge base {self.path}: {exc}") from exc
+        # A damaged file is set aside (not deleted: it may still be recoverable).
+        self.recovered_from = db.set_aside(Path(self.path))
+        con = db.connect(self.path)
+        db.migrate(con, MIGRATIONS)
+        return con
+
+    def close(self) -> None:
+        con = self._con
+        if con is None:
+            return
+        try:
+            con.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+        except sqlite3.Error:
+            pass  # another process holds the WAL; SQLite checkpoints it later
+        con.close()
+        self._con = None  # type: ignore[assignment]  # closed stores fail loudly on use
+
+    def __enter__(self) -> "ContentStore":
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    @property
+    def connection(self) -> sqlite3.Connection:
+        return self._con
+
+    # ------------------------------------------------------------------ writing
+
+    def _delete_source_rows(self, source_id: int) -> None:
+        con = self._con
+        rows = con.execute(
+            "SELECT id, title, content FROM chunks WHERE source_id = ?", (source_id,)
+        ).fetchall()
+        con.executemany(
+            "INSERT INTO chunks_fts(chunks_fts, rowid, title, body) VALUES('delete', ?, ?, ?)",
+            [(r["id"], fts_text(r["title"]), fts_text(r["content"])) for r in rows],
+        )
+        con.execute("DELETE FROM chunks WHERE source_id = ?", (source_id,))
+        con.execute("DELETE FROM sources WHERE id = ?", (source_id,))
+
+    def _write(
+        self,
+        label: str,
+        kind: str,
+        chunks: Sequence[Chunk],
+        nbytes: int,
+        words: set[str],
+        *,
+        file_path: str | None = None,
+        content_hash: str | None = None,
+        mtime_ns: int | None = None,
+        size: int | None = None,
+        session_id: str = "",
+    ) -> IndexReport:
+        con = self._con
+        code = sum(1 for c in chunks if c.content_type == "code")
+
+        def run() -> int:
+            with db.write_transaction(con):
+                old = con.execute("SELECT id FROM sources WHERE label = ?", (label,)).fetchone()
+                if old is not None:
+                    self._delete_source_rows(old["id"])
+                cur = con.execute(
+                    "INSERT INTO sources(label, kind, file_path, content_hash, file_mtime_ns,"
+                    " file_size, bytes, chunk_count, code_chunk_count, session_id, indexed_at)"
+                    " VALUES (?,?,?,?,?,?,?,?,?,?,?)",
+                    (label, kind, file_path, content_hash, mtime_ns, size, nbytes,
+                     len(chunks), code, session_id, _now_iso()),
+                )
+                source_id = int(cur.lastrowid or 0)
+                first = con.execute("SELECT coalesce(max(id), 0) + 1 FROM chunks").fetchone()[0]
+                ids = range(first, first + len(chunks))
+                con.executemany(
+                    "INSERT INTO chunks(id, source_id, ord, title, content, content_type,"
+                    " start_line, end_line) VALUES (?,?,?,?,?,?,?,?)",
+                    [
+                        (cid, source_id, n, c.title, c.content, c.content_type,
+                         c.start_line, c.end_line)
+                        for n, (cid, c) in enumerate(zip(ids, chunks))
+                    ],
+                )
+                con.executemany(
+                    "INSERT INTO chunks_fts(rowid, title, body) VALUES (?, ?, ?)",
+                    [(cid, fts_text(c.title), fts_text(c.content)) for cid, c in zip(ids, chunks)],
+                )
+                if words:
+                    con.executemany(
+                        "INSERT OR IGNORE INTO vocab(word) VALUES (?)", [(w,) for w in words]
+                    )
+                return source_id
+
+        source_id = db.retry_busy(run)
+        if words:
+            self._fuzzy_cache.clear()
+        return IndexReport(label, source_id, len(chunks), code, nbytes, file_path)
+
+    def index_text(
+        self, text: str, label: str, *, kind: str | None = None, session_id: str = ""
+    ) -> IndexReport:
+        """Index `text` under `label`, replacing what the label held before.
+
+        `kind` is markdown, plain, json or a code language; by default it is judged from
+        the label's file extension, markdown when there is none.
+        """
+        kind = kind or kind_for_name(label)
+        chunks = chunk_text(text, kind)
+        return self._write(
+            label, kind, chunks, len(text.encode("utf-8")), vocabulary(text),
+            session_id=session_id,
+        )
+
+    def index_file(
+        self,
+        path: Path | str,
+        label: str | None = None,
+        *,
+        kind: str | None = None,
+        max_bytes: int | None = None,
+        session_id: str = "",
+    ) -> IndexReport:
+        """Index one regular text file; the label defaults to its absolute path.
+
+        Raises:
+            NotFoundError, InputError: see `files.read_text_file`.
+        """
+        resolved = Path(os.path.abspath(path))
+        read = read_text_file(resolved, max_bytes) if max_bytes else read_text_file(resolved)
+        return self._index_read(read, label or str(resolved), kind, session_id)
+
+    def _index_read(
+        self, read: "FileTextLike", label: str, kind: str | None, session_id: str = ""
+    ) -> IndexReport:
+        kind = kind or kind_for_name(str(read.path))
+        chunks = chunk_text(read.text, kind)
+        return self._write(
+            label, kind, chunks, read.size, vocabulary(read.text),
+            file_path=str(read.path), content_hash=read.sha256,
+            mtime_ns=read.mtime_ns, size=read.size, session_id=session_id,
+        )
+
+    def delete_source(self, label: str) -> bool:
+        """Remove one source and its chunks; False when there was no such label."""
+        con = self._con
+
+        def run() -> bool:
+            with db.write_transaction(con):
+                row = con.execute("SELECT id FROM sources WHERE label = ?", (label,)).fetchone()
+                if row is None:
+                    return False
+                self._delete_source_rows(row["id"])
+                return True
+
+        return db.retry_busy(run)
+
+    # ------------------------------------------------------------------ freshness
+
+    def refresh(self, *, rehash: bool = False, labels: Iterable[str] | None = None) -> RefreshReport:
+        """Bring file-backed sources up to date with their files.
+
+        Fast path: same mtime_ns and size means unchanged. Otherwise (or with `rehash`)
+        the file is hashed; a new hash re-indexes it, the same hash only records the new
+        mtime. Missing files are dropped. Files the deny check refuses are never read.
+        """
+        report = RefreshReport()
+        rows = self._con.execute(
+            "SELECT label, kind, file_path, content_hash, file_mtime_ns, file_size, session_id"
+            " FROM sources WHERE file_path IS NOT NULL"
+        ).fetchall()
+        wanted = set(labels) if labels is not None else None
+        for row in rows:
+            label = row["label"]
+            if wanted is not None and label not in wanted:
+                continue
+            path = row["file_path"]
+            if self.deny is not None and self.deny(path):
+                report.denied.append(label)
+                continue
+            try:
+                info = os.stat(path)
+            except FileNotFoundError:
+                self.delete_source(label)
+                report.dropped.append(label)
+                continue
+            except OSError:
+                report.failed.append(label)
+                continue
+            if (
+                not rehash
+                and info.st_mtime_ns == row["file_mtime_ns"]
+                and info.st_size == row["file_size"]
+            ):
+                continue
+            try:
+                read = read_text_file(Path(path), max(info.st_size, 1))
+            except (NotFoundError, StoreError, OSError):
+                report.failed.append(label)
+                continue
+            except Exception:  # noqa: BLE001 - binary now, unreadable: keep the cached copy
+                report.failed.append(label)
+                continue
+            if read.sha256 == row["content_hash"]:
+                db.retry_busy(
+                    lambda: self._con.execute(
+                        "UPDATE sources SET file_mtime_ns = ?, file_size = ? WHERE label = ?",
+                        (read.mtime_ns, read.size, label),
+                    )
+                )
+                continue
+            self._index_read(read, label, row["kind"], row["session_id"])
+            report.refreshed.append(label)
+        return report
+
+    # ------------------------------------------------------------------ reading
+
+    def chunk_count(self) -> int:
+        return int(self._con.execute("SELECT count(*) FROM chunks").fetchone()[0])
+
+    def sources(self) -> list[SourceInfo]:
+        rows = self._con.execute(
+            "SELECT label, kind, chunk_count, code_chunk_count, bytes, file_path, indexed_at"
+            " FROM sources ORDER BY label"
+        ).fetchall()
+        return [
+            SourceInfo(r["label"], r["kind"], r["chunk_count"], r["code_chunk_count"],
+                       r["bytes"], r["file_path"], r["indexed_at"])
+            for r in rows
+        ]
+
+    def _ranked(
+        self, expr: str, limit: int, source: str | None, content_type: str | None, exact: bool
+    ) -> list[int]:
+        sql = [
+            "SELECT f.rowid AS id FROM chunks_fts f",
+        ]
+        params: list[object] = [expr]
+        where = ["chunks_fts MATCH ?"]
+        if source is not None or content_type is not None:
+            sql.append("JOIN chunks c ON c.id = f.rowid")
+            if source is not None:
+                sql.append("JOIN sources s ON s.id = c.source_id")
+                if exact:
+                    where.append("s.label = ?")
+                    params.append(source)
+                else:
+                    where.append("s.label LIKE ? ESCAPE '\\'")
+                    escaped = source.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
+                    params.append(f"%{escaped}%")
+            if content_type is not None:
+                where.append("c.content_type = ?")
+                params.append(content_type)
+        sql.append("WHERE " + " AND ".join(where))
+        sql.append("ORDER BY bm25(chunks_fts, 5.0, 1.0) LIMIT ?")
+        params.append(limit)
+        try:
+            return [r[0] for r in self._con.execute(" ".join(sql), params)]
+        except sqlite3.OperationalError as exc:
+            if db.is_busy(exc):
+                raise
+            return []  # an expression FTS5 cannot parse matches nothing
+
+    def _expansions(self, term: q.Term) -> list[str]:
+        """Known words containing `term` (shortest first), e.g. useeff → useeffect."""
+        rows = self._con.execute(
+            "SELECT word FROM vocab_tri WHERE vocab_tri MATCH ? LIMIT 400",
+            (q.quote_phrase(term.text),),
+        ).fetchall()
+        words = sorted((r[0] for r in rows), key=lambda w: (len(w), w))
+        return [w for w in words if w != term.text][:MAX_EXPANSIONS]
+
+    def _known(self, word: str) -> bool:
+        return (
+            self._con.execute("SELECT 1 FROM vocab WHERE word = ?", (word,)).fetchone()
+            is not None
+        )
+
+    def fuzzy_correct(self, word: str) -> str | None:
+        """The closest vocabulary word within the length-based edit budget, or None."""
+        word = word.lower().strip()
+        if len(word) < 3:
+            return None
+        if word in self._fuzzy_cache:
+            return self._fuzzy_cache[word]
+        result: str | None = None
+        if not self._known(word):
+            budget = max_edits(word)
+            grams = {word[i : i + 3] for i in range(len(word) - 2)}
+            candidates: set[str] = set()
+            if grams:
+                expr = " OR ".join(q.quote_phrase(g) for g in grams)
+                candidates.update(
+                    r[0]
+                    for r in self._con.execute(
+                        "SELECT word FROM vocab_tri WHERE vocab_tri MATCH ? "
+                        "ORDER BY rank LIMIT 300",
+                        (expr,),
+                    )
+                )
+            if len(word) <= 5:
+                candidates.update(
+                    r[0]
+                    for r in self._con.execute(
+                        "SELECT word FROM vocab WHERE length(word) BETWEEN ? AND ? LIMIT 5000",
+                        (len(word) - budget, len(word) + budget),
+                    )
+                )
+            best: tuple[int, int, str] | None = None
+            for cand in candidates:
+                if abs(len(cand) - len(word)) > budget:
+                    continue
+                dist = levenshtein(word, cand, budget)
+                if dist <= budget:
+                    key = (dist, abs(len(cand) - len(word)), cand)
+                    if best is None or key < best:
+                        best = key
+            result = best[2] if best else None
+        if len(self._fuzzy_cache) > 256:
+            self._fuzzy_cache.clear()
+        self._fuzzy_cache[word] = result
+        return result
+
+    def search(
+        self,
+        query: str,
+        *,
+        limit: int = DEFAULT_LIMIT,
+        source: str | None = None,
+        content_type: str | None = None,
+        exact_source: bool = False,
+        refresh: bool = True,
+        snippet_chars: int = q.SNIPPET_MAX,
+    ) -> SearchResult:
+        """Ranked chunks for `query`. Never raises on odd query syntax."""
+        report = self.refresh() if refresh else RefreshReport()
+        parsed = q.parse_query(query)
+        limit = max(1, int(limit))
+        if not parsed.terms:
+            return SearchResult(query, [], {}, report)
+        fetch = max(FETCH_MIN, 3 * limit)
+        args = (fetch, source, content_type, exact_source)
+
+        exact = [t.fts for t in parsed.terms]
+        lists: list[tuple[str, list[int]]] = [("all-terms", self._ranked(q.and_expr(exact), *args))]
+        if len(exact) > 1:
+            lists.append(("any-term", self._ranked(q.or_expr(exact), *args)))
+
+        extra: dict[str, tuple[str, ...]] = {}
+        corrections: dict[str, str] = {}
+        groups: list[str] = []
+        expanded = False
+        for term in parsed.terms:
+            alternatives = [term.fts]
+            if term.expandable:
+                words = self._expansions(term)
+                if not words and not self._known(term.text) and term.text not in STOPWORDS:
+                    fixed = self.fuzzy_correct(term.text)
+                    if fixed:
+                        corrections[term.text] = fixed
+                        words = [fixed]
+                if words:
+                    expanded = True
+                    extra[term.text] = tuple(words)
+                    alternatives += [q.quote_phrase(" ".join(WORD.findall(w))) for w in words]
+            groups.append(q.group_expr(alternatives))
+        if expanded:
+            layer = "fuzzy" if corrections else "substring"
+            found = self._ranked(q.and_expr(groups), *args)
+            if not found and len(groups) > 1:
+                found = self._ranked(q.or_expr(groups), *args)
+            lists.append((layer, found))
+
+        fused: dict[int, float] = {}
+        first_layer: dict[int, str] = {}
+        for layer, ids in lists:
+            for rank, cid in enumerate(ids):
+                fused[cid] = fused.get(cid, 0.0) + 1.0 / (RRF_K + rank + 1)
+                first_layer.setdefault(cid, layer)
+        if not fused:
+            return SearchResult(query, [], corrections, report)
+        hits = self._rerank(parsed, fused, first_layer, extra, limit, snippet_chars)
+        return SearchResult(query, hits, corrections, report)
+
+    def _rerank(
+        self,
+        parsed: q.ParsedQuery,
+        fused: dict[int, float],
+        first_layer: dict[int, str],
+        extra: dict[str, tuple[str, ...]],
+        limit: int,
+        snippet_chars: int,
+    ) -> list[SearchHit]:
+        ids = list(fused)
+        placeholders = ",".join("?" * len(ids))
+        rows = {
+            r["id"]: r
+            for r in self._con.execute(
+                "SELECT c.id, c.title, c.content, c.content_type, c.start_line, c.end_line,"
+                " s.label, s.file_path, s.indexed_at FROM chunks c"
+                f" JOIN sources s ON s.id = c.source_id WHERE c.id IN ({placeholders})",
+                ids,
+            )
+        }
+        needles = [q.term_patterns(t, extra.get(t.text, ())) for t in parsed.terms]
+        flat = [n for group in needles for n in group]
+        top = max(fused.values())
+        scored: list[tuple[float, int]] = []
+        for cid, rrf in fused.items():
+            row = rows.get(cid)
+            if row is None:
+                continue
+            content = row["content"].lower()
+            title = row["title"].lower()
+            present = [g for g in needles if any(n in content or n in title for n in g)]
+            coverage = len(present) / len(needles)
+            title_hits = sum(1 for g in needles if any(n in title for n in g))
+            weight = 0.6 if row["content_type"] == "code" else 0.3
+            score = rrf / top + coverage + weight * title_hits / len(needles)
+            if len(needles) > 1 and coverage == 1.0:
+                span = q.min_span(content, needles)
+                if span is not None:
+                    score += 0.5 / (1 + span / 80)
+                score += 0.25 * min(1.0, q.adjacent_pairs(content, needles) / 4)
+            scored.append((score, cid))
+        scored.sort(key=lambda s: (-s[0], s[1]))
+        hits = []
+        for score, cid in scored[:limit]:
+            row = rows[cid]
+            hits.append(
+                SearchHit(
+                    source=row["label"],
+                    title=row["title"],
+                    content_type=row["content_type"],
+                    layer=first_layer[cid],
+                    score=round(score, 4),
+                    snippet=q.snippet(row["content"], flat, snippet_chars),
+                    chunk_id=cid,
+                    file_path=row["file_path"],
+                    start_line=row["start_line"],
+                    end_line=row["end_line"],
+                    indexed_at=row["indexed_at"],
+                )
+            )
+        return hits
+
+    # ------------------------------------------------------------------ terms
+
+    def distinctive_terms(self, label: str, top: int = 40) -> list[str]:
+        """Words that characterise one source: frequent in some chunks, not in all.
+
+        Sources with fewer than 3 chunks have none.
+        """
+        rows = self._con.execute(
+            "SELECT c.content FROM chunks c JOIN sources s ON s.id = c.source_id"
+            " WHERE s.label = ?",
+            (label,),
+        ).fetchall()
+        n = len(rows)
+        if n < 3:
+            return []
+        df: dict[str, int] = {}
+        for row in rows:
+            for word in vocabulary(row[0]):
+                df[word] = df.get(word, 0) + 1
+        ceiling = max(3, ceil(0.4 * n))
+        scored = []
+        for word, count in df.items():
+            if 2 <= count <= ceiling:
+                bonus = 1.5 if "_" in word else 0.8 if len(word) >= 12 else 0.0
+                scored.append((log(n / count) + min(len(word) / 20, 0.5) + bonus, word))
+        scored.sort(key=lambda s: (-s[0], s[1]))
+        return [w for _, w in scored[:top]]
+
+
+class FileTextLike:  # structural type for _index_read (files.FileText)
+    path: Path
+    text: str
+    sha256: str
+    mtime_ns: int
+    size: int
+
+
+def content_hash(text: str) -> str:
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()

@@ -1,0 +1,98 @@
+"""Text primitives shared by indexing and querying: words, stopwords, CJK bigrams.
+
+The FTS5 tables index the output of `fts_text`, not the raw text: runs of Chinese,
+Japanese and Korean characters are rewritten as overlapping bigrams so that 2-character
+words are findable (unicode61 would keep a whole CJK run as one token). The rewrite must
+stay deterministic: rows of the contentless FTS table are deleted by re-computing it.
+"""
+
+import re
+
+STOPWORDS = frozenset(
+    """the and for are but not you all can had her was one our out has his how its may new
+    now old see way who did get got let say she too use will with this that from they been
+    have many some them than each make like just over such take into year your good could
+    would about which their there other after should through also more most only very when
+    what then these those being does done both same still while where here were much update
+    updates updated deps dev tests test add added fix fixed run running using""".split()
+)
+
+# Question scaffolding an agent wraps around the words that matter.
+QUERY_NOISE = STOPWORDS | frozenset(
+    """why which whose whom want need way ways do does is are can should how i me my we us
+    an a to of in on at by or be it as if so any""".split()
+)
+
+_CJK = (
+    "\u1100-\u11ff\u3040-\u30ff\u3130-\u318f\u3400-\u4dbf\u4e00-\u9fff"
+    "\uac00-\ud7af\uf900-\ufaff\uff66-\uff9f"
+)
+CJK_RUN = re.compile(f"[{_CJK}]+")
+_HAS_CJK = re.compile(f"[{_CJK}]")
+
+# A "word" for the vocabulary and for query terms: letters/digits with inner _ or -.
+WORD = re.compile(r"[^\W_](?:[\w-]*[^\W_])?")
+_HAS_LETTER = re.compile(r"[^\W\d_]")
+MIN_VOCAB_LEN = 3
+MAX_VOCAB_LEN = 40
+
+
+def has_cjk(text: str) -> bool:
+    return _HAS_CJK.search(text) is not None
+
+
+def cjk_bigrams(run: str) -> list[str]:
+    """Overlapping bigrams of a CJK run; a single character stays itself."""
+    if len(run) < 2:
+        return [run]
+    return [run[i : i + 2] for i in range(len(run) - 1)]
+
+
+def _bigram_sub(match: re.Match[str]) -> str:
+    return " " + " ".join(cjk_bigrams(match.group(0))) + " "
+
+
+def fts_text(text: str) -> str:
+    """The text handed to FTS5 for `text` (CJK runs become bigrams)."""
+    if not has_cjk(text):
+        return text
+    return CJK_RUN.sub(_bigram_sub, text)
+
+
+def vocabulary(text: str) -> set[str]:
+    """Distinct lower-case words worth remembering for substring and typo matching."""
+    words = set(WORD.findall(text.lower()))
+    return {
+        w
+        for w in words
+        if MIN_VOCAB_LEN <= len(w) <= MAX_VOCAB_LEN
+        and w not in STOPWORDS
+        and _HAS_LETTER.search(w)
+        and not has_cjk(w)
+    }
+
+
+def levenshtein(a: str, b: str, limit: int) -> int:
+    """Edit distance of `a` and `b`, or ``limit + 1`` as soon as it must exceed `limit`."""
+    if abs(len(a) - len(b)) > limit:
+        return limit + 1
+    if len(a) < len(b):
+        a, b = b, a
+    previous = list(range(len(b) + 1))
+    for i, ca in enumerate(a, 1):
+        current = [i]
+        best = i
+        for j, cb in enumerate(b, 1):
+            value = min(previous[j] + 1, current[j - 1] + 1, previous[j - 1] + (ca != cb))
+            current.append(value)
+            best = min(best, value)
+        if best > limit:
+            return limit + 1
+        previous = current
+    return previous[-1]
+
+
+def max_edits(word: str) -> int:
+    """Typo budget by length: 1 up to 4 characters, 2 up to 12, else 3."""
+    n = len(word)
+    return 1 if n <= 4 else 2 if n <= 12 else 3
