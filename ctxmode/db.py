@@ -48,13 +48,11 @@ def retry_busy(fn: Callable[[], T], delays: Sequence[float] = RETRY_DELAYS) -> T
     for delay in (*delays, None):
         try:
             return fn()
-        except sqlite3.OperationalError as exc:
+        except sqlite3.OperationalError as exc:  # noqa: PERF203 - retry loop by design
             if not is_busy(exc):
                 raise
             if delay is None:
-                raise StoreError(
-                    f"database is locked after {len(delays)} retries: {exc}"
-                ) from exc
+                raise StoreError(f"database is locked after {len(delays)} retries: {exc}") from exc
             time.sleep(delay)
     raise AssertionError("unreachable")
 

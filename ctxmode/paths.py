@@ -103,15 +103,16 @@ def resolve_project(explicit: str | os.PathLike[str] | None = None) -> Path:
             raise NotFoundError(f"project directory not found: {explicit}")
         project = path.resolve()
     else:
-        project = None
+        found: Path | None = None
         for var in PROJECT_ENV_VARS:
             value = os.environ.get(var, "").strip()
             if value and not _plugin_path(value) and Path(value).expanduser().is_dir():
-                project = Path(value).expanduser().resolve()
+                found = Path(value).expanduser().resolve()
                 break
-        if project is None:
+        if found is None:
             cwd = Path.cwd().resolve()
-            project = _git_root(cwd) or cwd
+            found = _git_root(cwd) or cwd
+        project = found
     home = Path.home().resolve()
     if project == home or project == Path(project.anchor):
         raise UsageError(
@@ -134,19 +135,30 @@ def worktree_suffix(project_dir: Path) -> str:
     try:
         top = subprocess.run(
             ["git", "rev-parse", "--show-toplevel"],
-            cwd=project_dir, capture_output=True, text=True, encoding="utf-8", timeout=2,
+            cwd=project_dir,
+            capture_output=True,
+            text=True,
+            encoding="utf-8",
+            timeout=2,
         )
         if top.returncode != 0:
             return ""
         listing = subprocess.run(
             ["git", "worktree", "list", "--porcelain"],
-            cwd=project_dir, capture_output=True, text=True, encoding="utf-8", timeout=2,
+            cwd=project_dir,
+            capture_output=True,
+            text=True,
+            encoding="utf-8",
+            timeout=2,
         )
     except (OSError, subprocess.SubprocessError):
         return ""
     first = next(
-        (line[len("worktree "):] for line in listing.stdout.splitlines()
-         if line.startswith("worktree ")),
+        (
+            line[len("worktree ") :]
+            for line in listing.stdout.splitlines()
+            if line.startswith("worktree ")
+        ),
         None,
     )
     if first is None:

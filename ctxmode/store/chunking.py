@@ -111,6 +111,10 @@ def _pack(lines: list[Line], limit: int = MAX_CHUNK_BYTES) -> list[list[Line]]:
 
 def _emit(title: str, lines: list[Line], code: bool | None = None) -> list[Chunk]:
     """One chunk, or several titled ``title (n)`` when over the size cap."""
+    while lines and not lines[-1][1].strip():
+        lines = lines[:-1]
+    while lines and not lines[0][1].strip():
+        lines = lines[1:]
     text = "\n".join(t for _, t in lines).strip()
     if not text:
         return []
@@ -276,7 +280,9 @@ def chunk_plain(text: str) -> list[Chunk]:
             if not title or title != window[0].strip()[:TITLE_MAX]:
                 title = window[0].strip()[:TITLE_MAX] or f"Lines {start + 1}-{start + len(window)}"
             lines = [(start + 1 + k, t) for k, t in enumerate(window)]
-            for piece in _hard_split(lines, MAX_CHUNK_BYTES) if _size(body) > MAX_CHUNK_BYTES else [lines]:
+            for piece in (
+                _hard_split(lines, MAX_CHUNK_BYTES) if _size(body) > MAX_CHUNK_BYTES else [lines]
+            ):
                 out.append(
                     Chunk(title, "\n".join(t for _, t in piece), "prose", piece[0][0], piece[-1][0])
                 )
@@ -389,7 +395,11 @@ def _defs(*specs: tuple[str, str]) -> tuple[_Def, ...]:
     return tuple(_Def(re.compile(p), k) for p, k in specs)
 
 
-_MODS = r"(?:(?:public|private|protected|internal|static|final|abstract|sealed|open|data|partial|override|virtual|async|export|default|synchronized|native|inline|suspend|const|readonly|unsafe|extern|pub(?:\([^)]*\))?)\s+)*"
+_MODS = (
+    r"(?:(?:public|private|protected|internal|static|final|abstract|sealed|open|data|partial"
+    r"|override|virtual|async|export|default|synchronized|native|inline|suspend|const"
+    r"|readonly|unsafe|extern|pub(?:\([^)]*\))?)\s+)*"
+)
 
 LANGUAGE_DEFS: dict[str, tuple[_Def, ...]] = {
     "python": _defs(
@@ -397,13 +407,28 @@ LANGUAGE_DEFS: dict[str, tuple[_Def, ...]] = {
         (r"^(?P<i>\s*)class\s+(?P<name>\w+)", "class"),
     ),
     "javascript": _defs(
-        (r"^(?P<i>\s*)(?:export\s+)?(?:default\s+)?(?:async\s+)?function\s*\*?\s*(?P<name>[\w$]+)", "function"),
-        (r"^(?P<i>\s*)(?:export\s+)?(?:default\s+)?(?:abstract\s+)?class\s+(?P<name>[\w$]+)", "class"),
-        (r"^(?P<i>\s*)(?:export\s+)?(?:declare\s+)?(?:interface|namespace|module)\s+(?P<name>[\w$.]+)", "interface"),
+        (
+            r"^(?P<i>\s*)(?:export\s+)?(?:default\s+)?(?:async\s+)?function\s*\*?\s*(?P<name>[\w$]+)",
+            "function",
+        ),
+        (
+            r"^(?P<i>\s*)(?:export\s+)?(?:default\s+)?(?:abstract\s+)?class\s+(?P<name>[\w$]+)",
+            "class",
+        ),
+        (
+            r"^(?P<i>\s*)(?:export\s+)?(?:declare\s+)?(?:interface|namespace|module)\s+(?P<name>[\w$.]+)",
+            "interface",
+        ),
         (r"^(?P<i>\s*)(?:export\s+)?(?:declare\s+)?(?:const\s+)?enum\s+(?P<name>[\w$]+)", "enum"),
         (r"^(?P<i>\s*)(?:export\s+)?type\s+(?P<name>[\w$]+)\s*(?:<[^=]*>)?\s*=", "type"),
-        (r"^(?P<i>\s*)(?:export\s+)?(?:const|let|var)\s+(?P<name>[\w$]+)\s*(?::[^=]+)?=\s*(?:async\s+)?(?:function\b|\([^)]*\)\s*(?::[^=]+)?=>|[\w$]+\s*=>)", "const"),
-        (r"^(?P<i>\s+)(?:(?:static|async|get|set|public|private|protected|readonly|override|abstract)\s+)*\*?\s*(?P<name>[\w$]+)\s*(?:<[^>]*>)?\([^;]*\)\s*(?::[^{;]*)?\{\s*$", "method"),
+        (
+            r"^(?P<i>\s*)(?:export\s+)?(?:const|let|var)\s+(?P<name>[\w$]+)\s*(?::[^=]+)?=\s*(?:async\s+)?(?:function\b|\([^)]*\)\s*(?::[^=]+)?=>|[\w$]+\s*=>)",
+            "const",
+        ),
+        (
+            r"^(?P<i>\s+)(?:(?:static|async|get|set|public|private|protected|readonly|override|abstract)\s+)*\*?\s*(?P<name>[\w$]+)\s*(?:<[^>]*>)?\([^;]*\)\s*(?::[^{;]*)?\{\s*$",
+            "method",
+        ),
     ),
     "go": _defs(
         (r"^(?P<i>)func\s+\((?P<recv>[^)]*)\)\s*(?P<name>\w+)", "func"),
@@ -413,18 +438,40 @@ LANGUAGE_DEFS: dict[str, tuple[_Def, ...]] = {
     "rust": _defs(
         (r"^(?P<i>\s*)" + _MODS + r"(?:extern\s+\"[^\"]*\"\s+)?fn\s+(?P<name>\w+)", "fn"),
         (r"^(?P<i>\s*)" + _MODS + r"(?P<kind>struct|enum|trait|mod|union)\s+(?P<name>\w+)", ""),
-        (r"^(?P<i>\s*)(?:unsafe\s+)?impl(?:<[^>]*>)?\s+(?P<name>[^{]+?)\s*(?:where\b.*)?\{?\s*$", "impl"),
+        (
+            r"^(?P<i>\s*)(?:unsafe\s+)?impl(?:<[^>]*>)?\s+(?P<name>[^{]+?)\s*(?:where\b.*)?\{?\s*$",
+            "impl",
+        ),
         (r"^(?P<i>\s*)macro_rules!\s*(?P<name>\w+)", "macro"),
     ),
     "java": _defs(
-        (r"^(?P<i>\s*)(?:@\w+(?:\([^)]*\))?\s+)*" + _MODS + r"(?P<kind>class|interface|enum|record|struct|object|trait)\s+(?P<name>\w+)", ""),
-        (r"^(?P<i>\s*)" + _MODS + r"(?:fun\s+|def\s+)?(?:<[^>]+>\s+)?(?:[\w.<>\[\],?]+\s+)?(?P<name>\w+)\s*\([^;]*$", "method"),
+        (
+            r"^(?P<i>\s*)(?:@\w+(?:\([^)]*\))?\s+)*"
+            + _MODS
+            + r"(?P<kind>class|interface|enum|record|struct|object|trait)\s+(?P<name>\w+)",
+            "",
+        ),
+        (
+            r"^(?P<i>\s*)"
+            + _MODS
+            + r"(?:fun\s+|def\s+)?(?:<[^>]+>\s+)?(?:[\w.<>\[\],?]+\s+)?(?P<name>\w+)\s*\([^;]*$",
+            "method",
+        ),
     ),
     "c": _defs(
-        (r"^(?P<i>)(?:typedef\s+)?(?P<kind>struct|class|union|enum|namespace)\s+(?P<name>\w+)[^;]*$", ""),
-        (r"^(?P<i>)(?!(?:return|else|typedef)\b)(?:[\w:*&<>,~]+[\s*&]+)+\**(?P<name>~?[\w:]+)\s*\([^;]*$", "function"),
+        (
+            r"^(?P<i>)(?:typedef\s+)?(?P<kind>struct|class|union|enum|namespace)\s+(?P<name>\w+)[^;]*$",
+            "",
+        ),
+        (
+            r"^(?P<i>)(?!(?:return|else|typedef)\b)(?:[\w:*&<>,~]+[\s*&]+)+\**(?P<name>~?[\w:]+)\s*\([^;]*$",
+            "function",
+        ),
         (r"^(?P<i>)(?P<name>[A-Za-z_]\w*)\s*\([^;]*$", "function"),
-        (r"^(?P<i>\s+)(?:(?:virtual|static|inline|explicit|constexpr)\s+)*(?:[\w:*&<>,~]+[\s*&]+)+\**(?P<name>~?\w+)\s*\([^;]*\)\s*(?:const\s*)?(?:override\s*)?\{?\s*$", "method"),
+        (
+            r"^(?P<i>\s+)(?:(?:virtual|static|inline|explicit|constexpr)\s+)*(?:[\w:*&<>,~]+[\s*&]+)+\**(?P<name>~?\w+)\s*\([^;]*\)\s*(?:const\s*)?(?:override\s*)?\{?\s*$",
+            "method",
+        ),
     ),
     "ruby": _defs(
         (r"^(?P<i>\s*)(?P<kind>def|class|module)\s+(?P<name>[\w.:?!=]+)", ""),
@@ -440,16 +487,44 @@ LANGUAGE_DEFS: dict[str, tuple[_Def, ...]] = {
 }
 
 EXTENSION_LANGUAGE = {
-    ".py": "python", ".pyi": "python", ".pyw": "python",
-    ".js": "javascript", ".mjs": "javascript", ".cjs": "javascript", ".jsx": "javascript",
-    ".ts": "javascript", ".tsx": "javascript", ".mts": "javascript", ".cts": "javascript",
-    ".go": "go", ".rs": "rust",
-    ".java": "java", ".kt": "java", ".kts": "java", ".scala": "java", ".cs": "java",
-    ".swift": "java", ".dart": "java", ".groovy": "java",
-    ".c": "c", ".h": "c", ".cc": "c", ".cpp": "c", ".cxx": "c", ".hpp": "c", ".hh": "c",
-    ".hxx": "c", ".m": "c", ".mm": "c",
-    ".rb": "ruby", ".rake": "ruby", ".php": "php",
-    ".sh": "shell", ".bash": "shell", ".zsh": "shell", ".ksh": "shell",
+    ".py": "python",
+    ".pyi": "python",
+    ".pyw": "python",
+    ".js": "javascript",
+    ".mjs": "javascript",
+    ".cjs": "javascript",
+    ".jsx": "javascript",
+    ".ts": "javascript",
+    ".tsx": "javascript",
+    ".mts": "javascript",
+    ".cts": "javascript",
+    ".go": "go",
+    ".rs": "rust",
+    ".java": "java",
+    ".kt": "java",
+    ".kts": "java",
+    ".scala": "java",
+    ".cs": "java",
+    ".swift": "java",
+    ".dart": "java",
+    ".groovy": "java",
+    ".c": "c",
+    ".h": "c",
+    ".cc": "c",
+    ".cpp": "c",
+    ".cxx": "c",
+    ".hpp": "c",
+    ".hh": "c",
+    ".hxx": "c",
+    ".m": "c",
+    ".mm": "c",
+    ".rb": "ruby",
+    ".rake": "ruby",
+    ".php": "php",
+    ".sh": "shell",
+    ".bash": "shell",
+    ".zsh": "shell",
+    ".ksh": "shell",
 }
 
 _HASH_COMMENT_LANGS = frozenset({"python", "ruby", "shell", "php"})

@@ -16,8 +16,24 @@ from ctxmode.errors import InputError, NotFoundError
 MAX_FILE_BYTES = 1024 * 1024
 _SNIFF = 8192
 SKIP_DIRS = frozenset(
-    {".git", ".hg", ".svn", ".jj", "node_modules", "__pycache__", ".venv", "venv", ".tox",
-     ".nox", ".mypy_cache", ".pytest_cache", ".ruff_cache", ".idea", ".gradle", "target"}
+    {
+        ".git",
+        ".hg",
+        ".svn",
+        ".jj",
+        "node_modules",
+        "__pycache__",
+        ".venv",
+        "venv",
+        ".tox",
+        ".nox",
+        ".mypy_cache",
+        ".pytest_cache",
+        ".ruff_cache",
+        ".idea",
+        ".gradle",
+        "target",
+    }
 )
 
 

@@ -64,9 +64,7 @@ def parse_query(raw: str) -> ParsedQuery:
         seen.add(key)
         ident = token if "_" in token or "-" in token else key
         terms.append(Term(ident if len(words) > 1 else token, words))
-    meaningful = [
-        t for t in terms if t.cjk or (t.text not in QUERY_NOISE and len(t.text) >= 2)
-    ]
+    meaningful = [t for t in terms if t.cjk or (t.text not in QUERY_NOISE and len(t.text) >= 2)]
     if meaningful:
         terms = meaningful
     return ParsedQuery(raw, terms)
@@ -97,14 +95,13 @@ def term_patterns(term: Term, extra: tuple[str, ...] = ()) -> list[str]:
     if term.cjk:
         out.append(term.text)
     else:
-        for word in term.words:
-            out.append(word[: max(4, len(word) - 3)] if len(word) > 6 else word)
+        out.extend(w[: max(4, len(w) - 3)] if len(w) > 6 else w for w in term.words)
     out.extend(extra)
     return out
 
 
 def _positions(haystack: str, needle: str) -> list[int]:
-    out = []
+    out: list[int] = []
     start = haystack.find(needle)
     while start != -1 and len(out) < 200:
         out.append(start)
@@ -149,7 +146,7 @@ def min_span(text: str, needles: list[list[str]]) -> int | None:
 def adjacent_pairs(text: str, needles: list[list[str]], gap: int = 30) -> int:
     """Occurrences of consecutive terms within `gap` characters, each right hit used once."""
     total = 0
-    for left, right in zip(needles, needles[1:]):
+    for left, right in zip(needles, needles[1:], strict=False):
         rights = sorted(p for alt in right for p in _positions(text, alt))
         used: set[int] = set()
         for alt in left:

@@ -11,7 +11,6 @@ Design:
   deleted one dropped, a file now denied by policy left alone and never read.
 """
 
-import hashlib
 import os
 import sqlite3
 import time
@@ -21,10 +20,10 @@ from math import ceil, log
 from pathlib import Path
 
 from ctxmode import db
-from ctxmode.errors import NotFoundError, StoreError
+from ctxmode.errors import CtxError, StoreError
 from ctxmode.store import query as q
 from ctxmode.store.chunking import Chunk, chunk_text, kind_for_name
-from ctxmode.store.files import read_text_file
+from ctxmode.store.files import FileText, read_text_file
 from ctxmode.store.schema import MIGRATIONS
 from ctxmode.store.text import (
     STOPWORDS,
@@ -189,8 +188,19 @@ class ContentStore:
                     "INSERT INTO sources(label, kind, file_path, content_hash, file_mtime_ns,"
                     " file_size, bytes, chunk_count, code_chunk_count, session_id, indexed_at)"
                     " VALUES (?,?,?,?,?,?,?,?,?,?,?)",
-                    (label, kind, file_path, content_hash, mtime_ns, size, nbytes,
-                     len(chunks), code, session_id, _now_iso()),
+                    (
+                        label,
+                        kind,
+                        file_path,
+                        content_hash,
+                        mtime_ns,
+                        size,
+                        nbytes,
+                        len(chunks),
+                        code,
+                        session_id,
+                        _now_iso(),
+                    ),
                 )
                 source_id = int(cur.lastrowid or 0)
                 first = con.execute("SELECT coalesce(max(id), 0) + 1 FROM chunks").fetchone()[0]
@@ -199,14 +209,25 @@ class ContentStore:
                     "INSERT INTO chunks(id, source_id, ord, title, content, content_type,"
                     " start_line, end_line) VALUES (?,?,?,?,?,?,?,?)",
                     [
-                        (cid, source_id, n, c.title, c.content, c.content_type,
-                         c.start_line, c.end_line)
-                        for n, (cid, c) in enumerate(zip(ids, chunks))
+                        (
+                            cid,
+                            source_id,
+                            n,
+                            c.title,
+                            c.content,
+                            c.content_type,
+                            c.start_line,
+                            c.end_line,
+                        )
+                        for n, (cid, c) in enumerate(zip(ids, chunks, strict=True))
                     ],
                 )
                 con.executemany(
                     "INSERT INTO chunks_fts(rowid, title, body) VALUES (?, ?, ?)",
-                    [(cid, fts_text(c.title), fts_text(c.content)) for cid, c in zip(ids, chunks)],
+                    [
+                        (cid, fts_text(c.title), fts_text(c.content))
+                        for cid, c in zip(ids, chunks, strict=True)
+                    ],
                 )
                 if words:
                     con.executemany(
@@ -230,7 +251,11 @@ class ContentStore:
         kind = kind or kind_for_name(label)
         chunks = chunk_text(text, kind)
         return self._write(
-            label, kind, chunks, len(text.encode("utf-8")), vocabulary(text),
+            label,
+            kind,
+            chunks,
+            len(text.encode("utf-8")),
+            vocabulary(text),
             session_id=session_id,
         )
 
@@ -253,14 +278,21 @@ class ContentStore:
         return self._index_read(read, label or str(resolved), kind, session_id)
 
     def _index_read(
-        self, read: "FileTextLike", label: str, kind: str | None, session_id: str = ""
+        self, read: FileText, label: str, kind: str | None, session_id: str = ""
     ) -> IndexReport:
         kind = kind or kind_for_name(str(read.path))
         chunks = chunk_text(read.text, kind)
         return self._write(
-            label, kind, chunks, read.size, vocabulary(read.text),
-            file_path=str(read.path), content_hash=read.sha256,
-            mtime_ns=read.mtime_ns, size=read.size, session_id=session_id,
+            label,
+            kind,
+            chunks,
+            read.size,
+            vocabulary(read.text),
+            file_path=str(read.path),
+            content_hash=read.sha256,
+            mtime_ns=read.mtime_ns,
+            size=read.size,
+            session_id=session_id,
         )
 
     def delete_source(self, label: str) -> bool:
@@ -279,7 +311,9 @@ class ContentStore:
 
     # ------------------------------------------------------------------ freshness
 
-    def refresh(self, *, rehash: bool = False, labels: Iterable[str] | None = None) -> RefreshReport:
+    def refresh(
+        self, *, rehash: bool = False, labels: Iterable[str] | None = None
+    ) -> RefreshReport:
         """Bring file-backed sources up to date with their files.
 
         Fast path: same mtime_ns and size means unchanged. Otherwise (or with `rehash`)
@@ -317,23 +351,24 @@ class ContentStore:
                 continue
             try:
                 read = read_text_file(Path(path), max(info.st_size, 1))
-            except (NotFoundError, StoreError, OSError):
-                report.failed.append(label)
-                continue
-            except Exception:  # noqa: BLE001 - binary now, unreadable: keep the cached copy
+            except (CtxError, OSError):  # binary or unreadable now: keep the cached copy
                 report.failed.append(label)
                 continue
             if read.sha256 == row["content_hash"]:
-                db.retry_busy(
-                    lambda: self._con.execute(
-                        "UPDATE sources SET file_mtime_ns = ?, file_size = ? WHERE label = ?",
-                        (read.mtime_ns, read.size, label),
-                    )
-                )
+                self._touch(label, read)
                 continue
             self._index_read(read, label, row["kind"], row["session_id"])
             report.refreshed.append(label)
         return report
+
+    def _touch(self, label: str, read: FileText) -> None:
+        """Record a new mtime/size for unchanged content, so it is not hashed again."""
+        db.retry_busy(
+            lambda: self._con.execute(
+                "UPDATE sources SET file_mtime_ns = ?, file_size = ? WHERE label = ?",
+                (read.mtime_ns, read.size, label),
+            )
+        )
 
     # ------------------------------------------------------------------ reading
 
@@ -346,8 +381,15 @@ class ContentStore:
             " FROM sources ORDER BY label"
         ).fetchall()
         return [
-            SourceInfo(r["label"], r["kind"], r["chunk_count"], r["code_chunk_count"],
-                       r["bytes"], r["file_path"], r["indexed_at"])
+            SourceInfo(
+                r["label"],
+                r["kind"],
+                r["chunk_count"],
+                r["code_chunk_count"],
+                r["bytes"],
+                r["file_path"],
+                r["indexed_at"],
+            )
             for r in rows
         ]
 
@@ -394,8 +436,7 @@ class ContentStore:
 
     def _known(self, word: str) -> bool:
         return (
-            self._con.execute("SELECT 1 FROM vocab WHERE word = ?", (word,)).fetchone()
-            is not None
+            self._con.execute("SELECT 1 FROM vocab WHERE word = ?", (word,)).fetchone() is not None
         )
 
     def fuzzy_correct(self, word: str) -> str | None:
@@ -574,8 +615,7 @@ class ContentStore:
         Sources with fewer than 3 chunks have none.
         """
         rows = self._con.execute(
-            "SELECT c.content FROM chunks c JOIN sources s ON s.id = c.source_id"
-            " WHERE s.label = ?",
+            "SELECT c.content FROM chunks c JOIN sources s ON s.id = c.source_id WHERE s.label = ?",
             (label,),
         ).fetchall()
         n = len(rows)
@@ -593,15 +633,3 @@ class ContentStore:
                 scored.append((log(n / count) + min(len(word) / 20, 0.5) + bonus, word))
         scored.sort(key=lambda s: (-s[0], s[1]))
         return [w for _, w in scored[:top]]
-
-
-class FileTextLike:  # structural type for _index_read (files.FileText)
-    path: Path
-    text: str
-    sha256: str
-    mtime_ns: int
-    size: int
-
-
-def content_hash(text: str) -> str:
-    return hashlib.sha256(text.encode("utf-8")).hexdigest()

@@ -1,0 +1,106 @@
+"""Turn what a user names (files, directories, globs) into indexed sources.
+
+One file is one source. Labels are paths relative to the project when the file is inside
+it, absolute otherwise; ``--source LABEL`` names a single file, or prefixes the relative
+paths of a directory's files.
+"""
+
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from ctxmode.errors import InputError, NotFoundError
+from ctxmode.store.files import MAX_FILE_BYTES, expand_glob, is_glob, walk_text_files
+from ctxmode.store.store import ContentStore, DenyCheck, IndexReport
+
+
+@dataclass(frozen=True)
+class Problem:
+    path: str
+    message: str
+    code: str
+    explicit: bool  # named by the user (an error) rather than met inside a directory
+
+
+@dataclass
+class IndexRun:
+    indexed: list[IndexReport] = field(default_factory=list)
+    skipped: list[Problem] = field(default_factory=list)
+
+    @property
+    def errors(self) -> list[Problem]:
+        return [p for p in self.skipped if p.explicit]
+
+
+Progress = Callable[[int, int, str], None]
+
+
+def label_for(path: Path, project: Path, prefix: str | None, base: Path | None) -> str:
+    if prefix is not None:
+        if base is None:
+            return f"{prefix.rstrip('/')}/{path.name}"
+        rel = path.relative_to(base).as_posix()
+        return f"{prefix.rstrip('/')}/{rel}"
+    try:
+        return path.relative_to(project).as_posix()
+    except ValueError:
+        return str(path)
+
+
+def _targets(
+    names: Iterable[str], cwd: Path, include_hidden: bool, run: IndexRun
+) -> list[tuple[Path, Path | None, bool]]:
+    """(file, directory it was found under or None, named explicitly) for every input."""
+    out: list[tuple[Path, Path | None, bool]] = []
+    for name in names:
+        path = Path(name).expanduser()
+        path = path if path.is_absolute() else cwd / path
+        if not path.exists() and is_glob(name):
+            matches = expand_glob(name, cwd)
+            if not matches:
+                run.skipped.append(Problem(name, f"no files match {name}", "not_found", True))
+            out.extend((m.absolute(), None, True) for m in matches if m.is_file())
+            continue
+        if path.is_dir():
+            root = path.resolve()
+            out.extend((f, root, False) for f in walk_text_files(root, include_hidden))
+        elif path.exists() or path.is_symlink():
+            out.append((path.absolute(), None, True))
+        else:
+            run.skipped.append(
+                Problem(name, f"no such file or directory: {name}", "not_found", True)
+            )
+    return out
+
+
+def index_paths(
+    store: ContentStore,
+    names: Iterable[str],
+    *,
+    project: Path,
+    cwd: Path,
+    label: str | None = None,
+    max_bytes: int = MAX_FILE_BYTES,
+    include_hidden: bool = False,
+    deny: DenyCheck | None = None,
+    progress: Progress | None = None,
+) -> IndexRun:
+    """Index files, directories and globs; collect what was skipped and why."""
+    run = IndexRun()
+    targets = _targets(names, cwd, include_hidden, run)
+    single = len(targets) == 1 and targets[0][1] is None
+    for n, (path, base, explicit) in enumerate(targets, 1):
+        shown = label_for(path, project, None, None)
+        if progress:
+            progress(n, len(targets), shown)
+        if deny is not None and deny(str(path)):
+            run.skipped.append(Problem(str(path), f"denied by policy: {shown}", "denied", explicit))
+            continue
+        name = label if (label is not None and single) else None
+        prefix = label if (label is not None and not single) else None
+        try:
+            source = name or label_for(path, project, prefix, base)
+            run.indexed.append(store.index_file(path, source, max_bytes=max_bytes))
+        except (InputError, NotFoundError) as exc:
+            run.skipped.append(Problem(shown, str(exc), exc.code, explicit))
+    return run

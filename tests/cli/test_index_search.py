@@ -1,0 +1,182 @@
+"""The index and search commands end to end, through ctxmode.__main__.main (real exit codes)."""
+
+import json
+import os
+from pathlib import Path
+
+import pytest
+
+from ctxmode.__main__ import main
+
+ENVELOPE_KEYS = {"ctxmode_result_version", "command", "status", "exit_code", "data", "errors"}
+
+
+@pytest.fixture
+def project(tmp_path, monkeypatch):
+    root = tmp_path / "proj"
+    root.mkdir()
+    (root / ".git").mkdir()
+    monkeypatch.chdir(root)
+    return root
+
+
+def run_json(capsys, *argv: str) -> tuple[int, dict]:
+    code = main([*argv, "--json"])
+    out = capsys.readouterr().out
+    doc = json.loads(out)
+    assert set(doc) == ENVELOPE_KEYS
+    assert doc["ctxmode_result_version"] == "1"
+    assert doc["exit_code"] == code
+    return code, doc
+
+
+def test_index_then_search_finds_the_section_by_heading_words(project, capsys):
+    (project / "guide.md").write_text(
+        "# Guide\n\n## Connection pool\n\nThe pool timeout is 30 seconds.\n\n"
+        "## Logging\n\nLogs rotate daily.\n",
+        encoding="utf-8",
+    )
+    code, doc = run_json(capsys, "index", "guide.md")
+    assert code == 0
+    assert doc["data"]["indexed"][0]["label"] == "guide.md"
+    code, doc = run_json(capsys, "search", "pool", "timeout")
+    assert code == 0 and doc["status"] == "ok"
+    first = doc["data"]["hits"][0]
+    assert first["source"] == "guide.md"
+    assert first["title"] == "Guide > Connection pool"
+    assert "30 seconds" in first["snippet"]
+    assert first["start_line"] == 3
+
+
+def test_directory_index_honours_gitignore_and_skips_binaries(project, capsys):
+    (project / ".gitignore").write_text("build/\n*.log\n", encoding="utf-8")
+    (project / "src").mkdir()
+    (project / "src" / "app.py").write_text("def handler():\n    return 1\n", encoding="utf-8")
+    (project / "build").mkdir()
+    (project / "build" / "out.py").write_text("def built():\n    pass\n", encoding="utf-8")
+    (project / "run.log").write_text("log line\n", encoding="utf-8")
+    (project / "img.png").write_bytes(b"\x89PNG\r\n\x00\x00binary")
+    code, doc = run_json(capsys, "index", ".")
+    assert code == 0
+    labels = sorted(item["label"] for item in doc["data"]["indexed"])
+    assert labels == ["src/app.py"]
+    assert [s["path"] for s in doc["data"]["skipped"]] == ["img.png"]
+
+
+def test_stdin_with_source_label_is_indexed_and_listed(project, capsys, monkeypatch):
+    import io
+
+    monkeypatch.setattr("sys.stdin", io.TextIOWrapper(io.BytesIO(b"# Runbook\nrestart the queue")))
+    code, doc = run_json(capsys, "index", "-", "--source", "runbook")
+    assert code == 0 and doc["data"]["indexed"][0]["label"] == "runbook"
+    code, doc = run_json(capsys, "sources")
+    assert [s["label"] for s in doc["data"]["sources"]] == ["runbook"]
+    code, doc = run_json(capsys, "index", "--list")
+    assert [s["label"] for s in doc["data"]["sources"]] == ["runbook"]
+
+
+def test_missing_path_exits_3_and_keeps_what_was_indexed(project, capsys):
+    (project / "a.md").write_text("# A\nalpha content\n", encoding="utf-8")
+    assert run_json(capsys, "index", "a.md")[0] == 0
+    code, doc = run_json(capsys, "index", "nothere.md")
+    assert code == 3 and doc["status"] == "error"
+    assert doc["errors"][0]["code"] == "not_found"
+    assert "nothere.md" in doc["errors"][0]["message"]
+    code, doc = run_json(capsys, "search", "alpha")
+    assert doc["data"]["hits"][0]["source"] == "a.md"
+
+
+def test_explicit_binary_file_is_an_error_with_exit_1(project, capsys):
+    (project / "blob.bin").write_bytes(b"\x00\x01\x02" * 100)
+    code, doc = run_json(capsys, "index", "blob.bin")
+    assert code == 1
+    assert "binary" in doc["errors"][0]["message"]
+
+
+@pytest.mark.skipif(
+    os.geteuid() == 0 if hasattr(os, "geteuid") else True, reason="root reads unreadable files"
+)
+def test_unreadable_file_is_reported(project, capsys):
+    secret = project / "secret.md"
+    secret.write_text("# s\n", encoding="utf-8")
+    secret.chmod(0)
+    code, doc = run_json(capsys, "index", "secret.md")
+    assert code == 1 and "permission denied" in doc["errors"][0]["message"]
+
+
+def test_search_on_empty_index_says_how_to_index(project, capsys):
+    code, doc = run_json(capsys, "search", "anything")
+    assert code == 3
+    assert "ctxmode index" in doc["errors"][0]["message"]
+
+
+def test_human_error_goes_to_stderr_without_traceback(project, capsys):
+    code = main(["search", "anything"])
+    captured = capsys.readouterr()
+    assert code == 3
+    assert captured.out == ""
+    assert "Error:" in captured.err and "Traceback" not in captured.err
+
+
+def test_home_directory_is_refused_as_a_project(tmp_path, monkeypatch, capsys):
+    monkeypatch.setenv("HOME", str(tmp_path))
+    monkeypatch.chdir(tmp_path)
+    code, doc = run_json(capsys, "search", "x")
+    assert code == 2
+    assert "--project" in doc["errors"][0]["message"]
+
+
+def test_project_option_selects_another_projects_index(project, tmp_path, capsys):
+    other = tmp_path / "other"
+    other.mkdir()
+    (other / "x.md").write_text("# X\nzebra facts\n", encoding="utf-8")
+    assert run_json(capsys, "index", str(other / "x.md"), "--project", str(other))[0] == 0
+    assert run_json(capsys, "search", "zebra")[0] == 3  # this project is still empty
+    code, doc = run_json(capsys, "search", "zebra", "--project", str(other))
+    assert code == 0 and doc["data"]["hits"][0]["source"] == "x.md"
+
+
+def test_refresh_rehashes_and_reports_dropped_files(project, capsys):
+    doc_path = project / "gone.md"
+    doc_path.write_text("# Gone\nephemeral words\n", encoding="utf-8")
+    run_json(capsys, "index", "gone.md")
+    doc_path.unlink()
+    code, doc = run_json(capsys, "index", "--refresh")
+    assert code == 0
+    assert doc["data"]["refresh"]["dropped"] == ["gone.md"]
+    assert run_json(capsys, "sources")[1]["data"]["sources"] == []
+
+
+def test_type_and_source_filters(project, capsys):
+    (project / "a.py").write_text("def shared_name():\n    return 'x'\n", encoding="utf-8")
+    (project / "b.md").write_text("# Notes\nshared_name is documented here\n", encoding="utf-8")
+    run_json(capsys, "index", "a.py", "b.md")
+    _, doc = run_json(capsys, "search", "shared_name", "--type", "prose")
+    assert {h["source"] for h in doc["data"]["hits"]} == {"b.md"}
+    _, doc = run_json(capsys, "search", "shared_name", "--source", "a.py")
+    assert {h["source"] for h in doc["data"]["hits"]} == {"a.py"}
+
+
+def test_bad_option_value_is_a_usage_error(project, capsys):
+    assert main(["search", "x", "--limit", "zero"]) == 2
+    assert "Traceback" not in capsys.readouterr().err
+
+
+def test_glob_argument_is_expanded(project, capsys):
+    (project / "docs").mkdir()
+    for name in ("one", "two"):
+        (project / "docs" / f"{name}.md").write_text(f"# {name}\ncontent\n", encoding="utf-8")
+    code, doc = run_json(capsys, "index", "docs/*.md")
+    assert code == 0
+    assert sorted(i["label"] for i in doc["data"]["indexed"]) == ["docs/one.md", "docs/two.md"]
+
+
+def test_human_output_names_source_lines_and_title(project, capsys):
+    Path("svc.py").write_text(
+        "class Service:\n    def start(self):\n        return 1\n", encoding="utf-8"
+    )
+    main(["index", "svc.py"])
+    capsys.readouterr()
+    assert main(["search", "Service"]) == 0
+    out = capsys.readouterr().out
+    assert "svc.py:1-3" in out and "class Service" in out

@@ -1,0 +1,52 @@
+"""The hook path and the core modules start without the heavy libraries (a subprocess each)."""
+
+import json
+import subprocess
+import sys
+
+import pytest
+
+HEAVY = ("typer", "rich", "mcp", "pydantic", "psutil", "ctxmode.cli", "ctxmode.server")
+
+
+def _loaded(code: str, stdin: str = "") -> set[str]:
+    dump = "import sys, json\nsys.stderr.write('MODULES' + json.dumps(sorted(sys.modules)))"
+    probe = f"{code}\n{dump}"
+    proc = subprocess.run(
+        [sys.executable, "-c", probe],
+        input=stdin,
+        capture_output=True,
+        text=True,
+        encoding="utf-8",
+        check=True,
+    )
+    return set(json.loads(proc.stderr.split("MODULES", 1)[1]))
+
+
+def _heavy(modules: set[str]) -> list[str]:
+    return sorted(m for m in modules if any(m == h or m.startswith(h + ".") for h in HEAVY))
+
+
+def test_hook_dispatch_imports_nothing_heavy():
+    code = (
+        "import sys\nfrom ctxmode.__main__ import main\n"
+        "rc = main(['hook', 'claude-code', 'pretooluse'])\nassert rc == 0, rc"
+    )
+    assert _heavy(_loaded(code, stdin=json.dumps({"tool_name": "Bash"}))) == []
+
+
+@pytest.mark.parametrize("module", ["ctxmode.store", "ctxmode.paths", "ctxmode.store.indexer"])
+def test_core_modules_import_nothing_heavy(module):
+    assert _heavy(_loaded(f"import {module}")) == []
+
+
+def test_hook_subprocess_with_garbage_stdin_exits_0_silently():
+    proc = subprocess.run(
+        [sys.executable, "-m", "ctxmode", "hook", "claude-code", "pretooluse"],
+        input="\x00not json{{",
+        capture_output=True,
+        text=True,
+        encoding="utf-8",
+    )
+    assert proc.returncode == 0
+    assert proc.stdout == ""
