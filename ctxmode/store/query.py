@@ -22,6 +22,7 @@ class Term:
     text: str
     words: tuple[str, ...]
     cjk: bool = False
+    literal: str = ""  # a compound identifier as written (os.path.join, get_user_name)
 
     @property
     def fts(self) -> str:
@@ -63,7 +64,10 @@ def parse_query(raw: str) -> ParsedQuery:
             continue
         seen.add(key)
         ident = token if "_" in token or "-" in token else key
-        terms.append(Term(ident if len(words) > 1 else token, words))
+        if len(words) > 1:
+            terms.append(Term(ident, words, literal=token))
+        else:
+            terms.append(Term(token, words))
     meaningful = [t for t in terms if t.cjk or (t.text not in QUERY_NOISE and len(t.text) >= 2)]
     if meaningful:
         terms = meaningful
@@ -165,56 +169,61 @@ def adjacent_pairs(text: str, needles: list[list[str]], gap: int = 30) -> int:
 # --------------------------------------------------------------------------- snippets
 
 SNIPPET_MAX = 1500
+SNIPPET_TARGET = 500
+_LINE_CAP = 300
 
 
-def snippet(content: str, needles: list[str], max_chars: int = SNIPPET_MAX) -> str:
-    """The lines of `content` holding matches, with neighbouring lines while budget allows.
+def _clip_line(line: str, lowered: str, needles: list[str]) -> str:
+    """A long line cut to a window around its first match."""
+    if len(line) <= _LINE_CAP:
+        return line
+    at = min((lowered.find(n) for n in needles if n and n in lowered), default=0)
+    begin = max(0, at - _LINE_CAP // 3)
+    return ("\u2026" if begin else "") + line[begin : begin + _LINE_CAP - 2] + "\u2026"
 
-    Content within `max_chars` is returned whole. Gaps are marked with ``…``.
+
+def snippet(
+    content: str, needles: list[str], max_chars: int = SNIPPET_MAX, target: int = SNIPPET_TARGET
+) -> str:
+    """The lines of `content` holding matches, widened by neighbouring lines up to `target`.
+
+    Content within `target` characters is returned whole; nothing exceeds `max_chars`.
+    Lines are clipped around their match; gaps are marked with ``…``.
     """
-    if len(content) <= max_chars:
+    target = min(target, max_chars)
+    if len(content) <= target:
         return content
     lines = content.split("\n")
     lowered = [line.lower() for line in lines]
-    hits = [i for i, line in enumerate(lowered) if any(n and n in line for n in needles)]
+    weight = [sum(1 for n in needles if n and n in low) for low in lowered]
+    hits = [i for i, w in enumerate(weight) if w]
     if not hits:
-        return content[: max_chars - 1].rstrip() + "\u2026"
-    keep: set[int] = set()
-    budget = max_chars
+        head = content[: target - 1]
+        return head[: head.rfind("\n")] + "\n\u2026" if "\n" in head else head + "\u2026"
 
     def cost(i: int) -> int:
-        return min(len(lines[i]), 300) + 1
+        return min(len(lines[i]), _LINE_CAP) + 1
 
-    # Matched lines first, in order of how many needles they hold, then widen around them.
-    ranked = sorted(hits, key=lambda i: -sum(1 for n in needles if n and n in lowered[i]))
-    for i in ranked:
-        if cost(i) <= budget:
-            keep.add(i)
-            budget -= cost(i)
-    radius = 1
-    while budget > 0 and radius <= 6:
-        grew = False
+    keep: set[int] = set()
+    budget = target
+    # The best matched lines first (most distinct needles, then earliest), then context.
+    for i in sorted(hits, key=lambda i: (-weight[i], i)):
+        if keep and cost(i) > budget:
+            continue
+        keep.add(i)
+        budget -= cost(i)
+    for radius in (1, 2):
         for i in sorted(keep):
             for j in (i - radius, i + radius):
                 if 0 <= j < len(lines) and j not in keep and cost(j) <= budget:
                     keep.add(j)
                     budget -= cost(j)
-                    grew = True
-        if not grew:
-            break
-        radius += 1
     out: list[str] = []
-    previous = -2
+    previous = -1
     for i in sorted(keep):
-        if i != previous + 1 and (out or i > 0):
+        if i != previous + 1:
             out.append("\u2026")
-        line = lines[i]
-        if len(line) > 300:
-            low = lowered[i]
-            at = min((low.find(n) for n in needles if n and n in low), default=0)
-            begin = max(0, at - 120)
-            line = ("\u2026" if begin else "") + line[begin : begin + 298] + "\u2026"
-        out.append(line)
+        out.append(_clip_line(lines[i], lowered[i], needles))
         previous = i
     if previous < len(lines) - 1:
         out.append("\u2026")

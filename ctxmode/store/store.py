@@ -38,6 +38,7 @@ RRF_K = 60
 FETCH_MIN = 30
 MAX_EXPANSIONS = 12
 DEFAULT_LIMIT = 5
+PARTIAL_BELOW = 10
 
 DenyCheck = Callable[[str], bool]
 
@@ -394,15 +395,24 @@ class ContentStore:
         ]
 
     def _ranked(
-        self, expr: str, limit: int, source: str | None, content_type: str | None, exact: bool
+        self,
+        expr: str,
+        limit: int,
+        source: str | None,
+        content_type: str | None,
+        exact: bool,
+        literals: Sequence[str] = (),
     ) -> list[int]:
         sql = [
             "SELECT f.rowid AS id FROM chunks_fts f",
         ]
         params: list[object] = [expr]
         where = ["chunks_fts MATCH ?"]
-        if source is not None or content_type is not None:
+        if source is not None or content_type is not None or literals:
             sql.append("JOIN chunks c ON c.id = f.rowid")
+            for literal in literals:
+                where.append("instr(lower(c.content), ?) > 0")
+                params.append(literal)
             if source is not None:
                 sql.append("JOIN sources s ON s.id = c.source_id")
                 if exact:
@@ -505,8 +515,16 @@ class ContentStore:
         args = (fetch, source, content_type, exact_source)
 
         exact = [t.fts for t in parsed.terms]
-        lists: list[tuple[str, list[int]]] = [("all-terms", self._ranked(q.and_expr(exact), *args))]
-        if len(exact) > 1:
+        literals = [t.literal for t in parsed.terms if t.literal]
+        lists: list[tuple[str, list[int]]] = []
+        if literals:  # identifiers as written outrank the same words as prose
+            lists.append(("all-terms", self._ranked(q.and_expr(exact), *args, literals)))
+        everything = self._ranked(q.and_expr(exact), *args)
+        lists.append(("all-terms", everything))
+        # Partial matches and substring expansions are only worth their cost (OR queries
+        # over common words score thousands of rows) when all-terms matching is thin.
+        thin = len(everything) < max(PARTIAL_BELOW, limit)
+        if len(exact) > 1 and thin:
             lists.append(("any-term", self._ranked(q.or_expr(exact), *args)))
 
         extra: dict[str, tuple[str, ...]] = {}
@@ -515,7 +533,7 @@ class ContentStore:
         expanded = False
         for term in parsed.terms:
             alternatives = [term.fts]
-            if term.expandable:
+            if term.expandable and (thin or not self._known(term.text)):
                 words = self._expansions(term)
                 if not words and not self._known(term.text) and term.text not in STOPWORDS:
                     fixed = self.fuzzy_correct(term.text)
@@ -542,7 +560,7 @@ class ContentStore:
                 first_layer.setdefault(cid, layer)
         if not fused:
             return SearchResult(query, [], corrections, report)
-        hits = self._rerank(parsed, fused, first_layer, extra, limit, snippet_chars)
+        hits = self._rerank(parsed, fused, first_layer, extra, literals, limit, snippet_chars)
         return SearchResult(query, hits, corrections, report)
 
     def _rerank(
@@ -551,6 +569,7 @@ class ContentStore:
         fused: dict[int, float],
         first_layer: dict[int, str],
         extra: dict[str, tuple[str, ...]],
+        literals: list[str],
         limit: int,
         snippet_chars: int,
     ) -> list[SearchHit]:
@@ -580,6 +599,8 @@ class ContentStore:
             title_hits = sum(1 for g in needles if any(n in title for n in g))
             weight = 0.6 if row["content_type"] == "code" else 0.3
             score = rrf / top + coverage + weight * title_hits / len(needles)
+            if literals:
+                score += 0.5 * sum(1 for lit in literals if lit in content) / len(literals)
             if len(needles) > 1 and coverage == 1.0:
                 span = q.min_span(content, needles)
                 if span is not None:
