@@ -23,7 +23,6 @@ Measured:
 
 import argparse
 import json
-import os
 import random
 import statistics
 import subprocess
