@@ -79,10 +79,11 @@ def read_text_file(path: Path, max_bytes: int = MAX_FILE_BYTES) -> FileText:
         raise InputError(f"cannot read {path}: permission denied") from exc
     except OSError as exc:
         raise InputError(f"cannot read {path}: {exc.strerror or exc}") from exc
+    info = os.fstat(fd)
+    if not stat.S_ISREG(info.st_mode):
+        os.close(fd)
+        raise InputError(f"refusing to index {path}: not a regular file")
     with os.fdopen(fd, "rb") as handle:
-        info = os.fstat(handle.fileno())
-        if not stat.S_ISREG(info.st_mode):
-            raise InputError(f"refusing to index {path}: not a regular file")
         if info.st_size > max_bytes:
             raise InputError(
                 f"skipping {path}: {info.st_size:,} bytes is over the {max_bytes:,}-byte limit "

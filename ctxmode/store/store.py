@@ -28,8 +28,9 @@ from ctxmode.store.schema import MIGRATIONS
 from ctxmode.store.text import (
     STOPWORDS,
     WORD,
+    common_prefix,
+    edit_distance,
     fts_text,
-    levenshtein,
     max_edits,
     vocabulary,
 )
@@ -103,10 +104,25 @@ def _now_iso() -> str:
 class ContentStore:
     """A knowledge base on one SQLite file. Use as a context manager or call `close`."""
 
-    def __init__(self, path: Path | str, *, deny: DenyCheck | None = None) -> None:
+    def __init__(
+        self, path: Path | str, *, deny: DenyCheck | None = None, sweep_interval: float = 0.0
+    ) -> None:
+        """Open (creating or migrating) the knowledge base at `path`.
+
+        `deny` tells whether a file path may be read; a denied file is never re-read.
+        `sweep_interval` (seconds) lets a long-lived process check every file-backed
+        source at most that often; between sweeps only the sources of the hits about to
+        be returned are checked, so a stale or deleted file is still never served.
+
+        Raises:
+            EnvironmentProblem: SQLite lacks FTS5 or its trigram tokenizer.
+            StoreError: the file cannot be opened, or was written by a newer ctxmode.
+        """
         db.require_fts5()
         self.path = path
         self.deny = deny
+        self.sweep_interval = sweep_interval
+        self._last_sweep = float("-inf")
         self.recovered_from: Path | None = None
         self._con = self._open()
         self._fuzzy_cache: dict[str, str | None] = {}
@@ -479,16 +495,17 @@ class ContentStore:
                         (len(word) - budget, len(word) + budget),
                     )
                 )
-            best: tuple[int, int, str] | None = None
+            best: tuple[int, int, int, str] | None = None
             for cand in candidates:
                 if abs(len(cand) - len(word)) > budget:
                     continue
-                dist = levenshtein(word, cand, budget)
+                dist = edit_distance(word, cand, budget)
                 if dist <= budget:
-                    key = (dist, abs(len(cand) - len(word)), cand)
+                    # Ties: the candidate agreeing longest from the start, then the closer length.
+                    key = (dist, -common_prefix(word, cand), abs(len(cand) - len(word)), cand)
                     if best is None or key < best:
                         best = key
-            result = best[2] if best else None
+            result = best[3] if best else None
         if len(self._fuzzy_cache) > 256:
             self._fuzzy_cache.clear()
         self._fuzzy_cache[word] = result
@@ -506,7 +523,29 @@ class ContentStore:
         snippet_chars: int = q.SNIPPET_MAX,
     ) -> SearchResult:
         """Ranked chunks for `query`. Never raises on odd query syntax."""
-        report = self.refresh() if refresh else RefreshReport()
+        run = (query, limit, source, content_type, exact_source, snippet_chars)
+        if not refresh:
+            return self._search(*run, RefreshReport())
+        if time.monotonic() - self._last_sweep >= self.sweep_interval:
+            report = self.refresh()
+            self._last_sweep = time.monotonic()
+            return self._search(*run, report)
+        result = self._search(*run, RefreshReport())
+        report = self.refresh(labels={h.source for h in result.hits if h.file_path})
+        if report.refreshed or report.dropped:
+            return self._search(*run, report)
+        return result
+
+    def _search(
+        self,
+        query: str,
+        limit: int,
+        source: str | None,
+        content_type: str | None,
+        exact_source: bool,
+        snippet_chars: int,
+        report: RefreshReport,
+    ) -> SearchResult:
         parsed = q.parse_query(query)
         limit = max(1, int(limit))
         if not parsed.terms:

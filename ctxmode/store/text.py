@@ -72,24 +72,38 @@ def vocabulary(text: str) -> set[str]:
     }
 
 
-def levenshtein(a: str, b: str, limit: int) -> int:
-    """Edit distance of `a` and `b`, or ``limit + 1`` as soon as it must exceed `limit`."""
+def edit_distance(a: str, b: str, limit: int) -> int:
+    """Optimal-string-alignment distance (a swap of neighbours is one edit), capped.
+
+    Returns ``limit + 1`` as soon as the distance must exceed `limit`.
+    """
     if abs(len(a) - len(b)) > limit:
         return limit + 1
-    if len(a) < len(b):
-        a, b = b, a
+    before: list[int] = []
     previous = list(range(len(b) + 1))
-    for i, ca in enumerate(a, 1):
-        current = [i]
+    for i in range(1, len(a) + 1):
+        current = [i] + [0] * len(b)
         best = i
-        for j, cb in enumerate(b, 1):
-            value = min(previous[j] + 1, current[j - 1] + 1, previous[j - 1] + (ca != cb))
-            current.append(value)
+        for j in range(1, len(b) + 1):
+            cost = a[i - 1] != b[j - 1]
+            value = min(previous[j] + 1, current[j - 1] + 1, previous[j - 1] + cost)
+            if i > 1 and j > 1 and a[i - 1] == b[j - 2] and a[i - 2] == b[j - 1]:
+                value = min(value, before[j - 2] + 1)
+            current[j] = value
             best = min(best, value)
         if best > limit:
             return limit + 1
-        previous = current
+        before, previous = previous, current
     return previous[-1]
+
+
+def common_prefix(a: str, b: str) -> int:
+    n = 0
+    for x, y in zip(a, b, strict=False):
+        if x != y:
+            break
+        n += 1
+    return n
 
 
 def max_edits(word: str) -> int:
