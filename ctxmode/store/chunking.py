@@ -136,6 +136,7 @@ def _emit(title: str, lines: list[Line], code: bool | None = None) -> list[Chunk
 _HEADING = re.compile(r"^(#{1,4})\s+(.+?)\s*#*\s*$")
 _RULE = re.compile(r"^\s{0,3}([-_*])(\s*\1){2,}\s*$")
 _UNDERLINE = re.compile(r"^([=\-~^\"'`*+#:.])\1{2,}\s*$")
+_STRUCTURE_START = frozenset("=-~^\"'`*+#:._")
 
 
 def _fence_marker(stripped: str) -> str | None:
@@ -173,8 +174,16 @@ def chunk_markdown(text: str) -> list[Chunk]:
         stack.append((level, heading))
 
     i = 0
-    while i < len(raw):
+    end = len(raw)
+    while i < end:
         line = raw[i]
+        # Fast path: most lines can start no structure, and no underline follows them.
+        if line.lstrip()[:1] not in _STRUCTURE_START and (
+            i + 1 == end or raw[i + 1][:1] not in _STRUCTURE_START
+        ):
+            current.append((i + 1, line))
+            i += 1
+            continue
         stripped = line.strip()
         marker = _fence_marker(stripped)
         if marker:

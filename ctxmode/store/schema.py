@@ -7,7 +7,8 @@ Tables:
                 ``text.fts_text(title)`` and ``text.fts_text(content)``. Rows are deleted with
                 the FTS5 'delete' command and those same re-computed values.
     vocab       every distinct word seen (lower case), with a trigram FTS5 index over the
-                words only: substring and typo matching without trigram-indexing content.
+                words only (``vocab_tri``, filled in bulk by the writer): substring and typo
+                matching without trigram-indexing content.
 """
 
 import sqlite3
@@ -51,10 +52,6 @@ def m001_initial(con: sqlite3.Connection) -> None:
         "CREATE TABLE vocab(id INTEGER PRIMARY KEY, word TEXT NOT NULL UNIQUE)",
         "CREATE VIRTUAL TABLE vocab_tri USING fts5(word, content='vocab', content_rowid='id', "
         "tokenize='trigram')",
-        """
-        CREATE TRIGGER vocab_ai AFTER INSERT ON vocab BEGIN
-            INSERT INTO vocab_tri(rowid, word) VALUES (new.id, new.word);
-        END""",
     ]
     for statement in statements:
         con.execute(statement)

@@ -40,6 +40,8 @@ FETCH_MIN = 30
 MAX_EXPANSIONS = 12
 DEFAULT_LIMIT = 5
 PARTIAL_BELOW = 10
+VOCAB_CACHE_AFTER = 200
+VOCAB_CACHE_MAX = 500_000
 
 DenyCheck = Callable[[str], bool]
 
@@ -126,6 +128,7 @@ class ContentStore:
         self.recovered_from: Path | None = None
         self._con = self._open()
         self._fuzzy_cache: dict[str, str | None] = {}
+        self._vocab: set[str] | None = None
 
     # ------------------------------------------------------------------ lifecycle
 
@@ -246,16 +249,35 @@ class ContentStore:
                         for cid, c in zip(ids, chunks, strict=True)
                     ],
                 )
-                if words:
+                if new_words:
+                    last = con.execute("SELECT coalesce(max(id), 0) FROM vocab").fetchone()[0]
                     con.executemany(
-                        "INSERT OR IGNORE INTO vocab(word) VALUES (?)", [(w,) for w in words]
+                        "INSERT OR IGNORE INTO vocab(word) VALUES (?)", [(w,) for w in new_words]
+                    )
+                    con.execute(
+                        "INSERT INTO vocab_tri(rowid, word) SELECT id, word FROM vocab WHERE id > ?",
+                        (last,),
                     )
                 return source_id
 
+        new_words = self._unknown(words)
         source_id = db.retry_busy(run)
-        if words:
+        if new_words:
             self._fuzzy_cache.clear()
+            if self._vocab is not None:
+                self._vocab.update(new_words)
         return IndexReport(label, source_id, len(chunks), code, nbytes, file_path)
+
+    def _unknown(self, words: set[str]) -> set[str]:
+        """The words the vocabulary may lack. Probing SQLite word by word costs more than
+        the rest of indexing, so a document of many words loads the vocabulary once."""
+        if self._vocab is None and len(words) >= VOCAB_CACHE_AFTER:
+            count = self._con.execute("SELECT max(id) FROM vocab").fetchone()[0] or 0
+            if count <= VOCAB_CACHE_MAX:
+                self._vocab = {r[0] for r in self._con.execute("SELECT word FROM vocab")}
+        if self._vocab is None:
+            return words
+        return words - self._vocab
 
     def index_text(
         self, text: str, label: str, *, kind: str | None = None, session_id: str = ""

@@ -59,16 +59,20 @@ def fts_text(text: str) -> str:
     return CJK_RUN.sub(_bigram_sub, text)
 
 
+_RAW_WORD = re.compile(r"[\w-]{3,}")
+
+
 def vocabulary(text: str) -> set[str]:
     """Distinct lower-case words worth remembering for substring and typo matching."""
-    words = set(WORD.findall(text.lower()))
+    words = {w.lower().strip("_-") for w in set(_RAW_WORD.findall(text))}
+    cjk = has_cjk(text)
     return {
         w
         for w in words
         if MIN_VOCAB_LEN <= len(w) <= MAX_VOCAB_LEN
         and w not in STOPWORDS
         and _HAS_LETTER.search(w)
-        and not has_cjk(w)
+        and not (cjk and has_cjk(w))
     }
 
 
