@@ -255,7 +255,8 @@ class ContentStore:
                         "INSERT OR IGNORE INTO vocab(word) VALUES (?)", [(w,) for w in new_words]
                     )
                     con.execute(
-                        "INSERT INTO vocab_tri(rowid, word) SELECT id, word FROM vocab WHERE id > ?",
+                        "INSERT INTO vocab_tri(rowid, word)"
+                        " SELECT id, word FROM vocab WHERE id > ?",
                         (last,),
                     )
                 return source_id
