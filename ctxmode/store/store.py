@@ -23,7 +23,7 @@ from ctxmode import db
 from ctxmode.errors import CtxError, StoreError
 from ctxmode.store import query as q
 from ctxmode.store.chunking import Chunk, chunk_text, kind_for_name
-from ctxmode.store.files import FileText, read_text_file
+from ctxmode.store.files import MAX_FILE_BYTES, FileText, read_text_file
 from ctxmode.store.schema import MIGRATIONS
 from ctxmode.store.text import (
     STOPWORDS,
@@ -289,12 +289,17 @@ class ContentStore:
         the label's file extension, markdown when there is none.
         """
         kind = kind or kind_for_name(label)
+        try:
+            nbytes = len(text.encode("utf-8"))
+        except UnicodeEncodeError:  # lone surrogates (cut emoji, "\udc80" in JSON)
+            text = text.encode("utf-8", "surrogatepass").decode("utf-8", "replace")
+            nbytes = len(text.encode("utf-8"))
         chunks = chunk_text(text, kind)
         return self._write(
             label,
             kind,
             chunks,
-            len(text.encode("utf-8")),
+            nbytes,
             vocabulary(text),
             session_id=session_id,
         )
@@ -390,7 +395,7 @@ class ContentStore:
             ):
                 continue
             try:
-                read = read_text_file(Path(path), max(info.st_size, 1))
+                read = read_text_file(Path(path), max(MAX_FILE_BYTES, row["file_size"] or 0))
             except (CtxError, OSError):  # binary or unreadable now: keep the cached copy
                 report.failed.append(label)
                 continue
@@ -599,7 +604,8 @@ class ContentStore:
                 words = self._expansions(term)
                 if not words and not self._known(term.text) and term.text not in STOPWORDS:
                     fixed = self.fuzzy_correct(term.text)
-                    if fixed:
+                    # tokens → token is stemming's job, not a typo
+                    if fixed and not (fixed.startswith(term.text) or term.text.startswith(fixed)):
                         corrections[term.text] = fixed
                         words = [fixed]
                 if words:

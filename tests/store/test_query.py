@@ -1,0 +1,128 @@
+"""Query parsing, reranking signals and snippets (ctxmode.store.query), no database."""
+
+import re
+
+import pytest
+
+from ctxmode.store import query as q
+
+# --------------------------------------------------------------------------- parsing
+
+
+def _texts(raw: str) -> list[str]:
+    return [t.text for t in q.parse_query(raw).terms]
+
+
+@pytest.mark.parametrize(
+    "raw",
+    ['NOT "foo" OR bar*', 'a"b', "NEAR(x y)", "col:term", "^start", "{a} [b] ~c", "x' OR '1'='1"],
+)
+def test_every_term_becomes_one_quoted_fts_phrase(raw):
+    terms = q.parse_query(raw).terms
+    assert terms
+    for term in terms:
+        assert re.fullmatch(r'"(?:[^"]|"")*"', term.fts), term.fts
+        assert not re.search(r"[*^:(){}\[\]~]", term.fts)
+
+
+def test_question_scaffolding_is_dropped_from_queries():
+    assert _texts("how do I configure the database?") == ["configure", "database"]
+
+
+def test_a_query_of_only_stopwords_keeps_them():
+    assert _texts("the and for") == ["the", "and", "for"]
+
+
+def test_repeated_words_in_any_case_are_one_term():
+    assert _texts("Cache cache CACHE") == ["cache"]
+
+
+def test_identifiers_stay_single_terms():
+    join = q.parse_query("os.path.join").terms
+    assert len(join) == 1 and join[0].words == ("os", "path", "join")
+    snake = q.parse_query("get_user_name").terms
+    assert [t.text for t in snake] == ["get_user_name"]
+    assert snake[0].words == ("get", "user", "name")
+
+
+def test_cjk_runs_become_bigram_terms():
+    terms = q.parse_query("数据库 pool").terms
+    assert terms[0].cjk and terms[0].words == ("数据", "据库")
+    assert terms[1].text == "pool"
+
+
+@pytest.mark.parametrize("raw", ["", "   ", "!!! ??? ---", '"', "()", "*"])
+def test_queries_without_words_have_no_terms(raw):
+    assert q.parse_query(raw).terms == []
+
+
+# --------------------------------------------------------------------------- rerank signals
+
+
+def test_adjacent_pairs_counts_terms_within_30_characters():
+    needles = [["alpha"], ["beta"]]
+    assert q.adjacent_pairs("alpha beta", needles) == 1
+    assert q.adjacent_pairs("alpha " + "x" * 40 + " beta", needles) == 0
+    assert q.adjacent_pairs("beta alpha", needles) == 0
+
+
+def test_adjacent_pairs_uses_each_right_occurrence_once():
+    needles = [["alpha"], ["beta"]]
+    assert q.adjacent_pairs("alpha alpha beta", needles) == 1
+    assert q.adjacent_pairs("alpha beta alpha beta", needles) == 2
+
+
+def test_min_span_is_the_smallest_window_holding_every_term():
+    text = "alpha ........ beta .. alpha beta"
+    span = q.min_span(text, [["alpha"], ["beta"]])
+    assert span == len("alpha beta")
+    assert q.min_span(text, [["alpha"], ["gamma"]]) is None
+
+
+def test_min_span_accepts_any_alternative_of_a_term():
+    text = "useeffect ... cleanup"
+    assert q.min_span(text, [["useeff", "useeffect"], ["cleanup"]]) == len(text)
+
+
+# --------------------------------------------------------------------------- snippets
+
+
+def test_snippet_returns_short_content_whole():
+    content = "line one\nline two\nline three"
+    assert q.snippet(content, ["nothing"], 200) == content
+
+
+def test_snippet_of_long_content_keeps_matching_lines_and_marks_gaps():
+    lines = [f"filler line number {i} with some padding text" for i in range(200)]
+    lines[120] = "the NEEDLE lives here"
+    content = "\n".join(lines)
+    out = q.snippet(content, ["needle"], 400)
+    assert len(out) <= 400
+    assert "the NEEDLE lives here" in out
+    assert out.startswith("\u2026")
+    assert out.endswith("\u2026")
+    assert "filler line number 0 " not in out
+
+
+def test_snippet_prefers_lines_holding_more_terms():
+    lines = [f"padding {i} " + "p" * 60 for i in range(100)]
+    lines[10] = "alpha only here"
+    lines[80] = "alpha and beta together"
+    out = q.snippet("\n".join(lines), ["alpha", "beta"], 30)
+    assert "alpha and beta together" in out
+    assert "alpha only here" not in out
+
+
+def test_snippet_without_a_match_is_a_prefix_with_an_ellipsis():
+    content = "abcdefghij" * 100
+    out = q.snippet(content, ["zzz"], 50)
+    assert len(out) <= 50
+    assert out.endswith("\u2026")
+    assert content.startswith(out[:-1])
+
+
+def test_snippet_windows_an_overlong_line_around_the_match():
+    line = "a" * 2000 + " MATCH " + "b" * 2000
+    out = q.snippet(line + "\nsecond line", ["match"], 500)
+    assert "MATCH" in out
+    assert len(out) <= 500
