@@ -189,6 +189,21 @@ class ProjectPaths:
     def content_db(self) -> Path:
         return self.root / "content" / f"{self.hash}.db"
 
+    def adopt_legacy_content_db(self) -> Path:
+        """The content DB path, after renaming a legacy-hash file to it (macOS/Windows).
+
+        Older builds hashed the path without case folding. When only that file exists it
+        is renamed (with its -wal/-shm) once; when both exist the legacy one is left alone.
+        """
+        target = self.content_db
+        legacy = target.with_name(f"{legacy_project_hash(self.project_dir)}.db")
+        if legacy != target and legacy.exists() and not target.exists():
+            for suffix in ("", "-wal", "-shm"):
+                old = Path(f"{legacy}{suffix}")
+                if old.exists():
+                    os.replace(old, Path(f"{target}{suffix}"))
+        return target
+
     def session_db(self, suffix: str | None = None) -> Path:
         if suffix is None:
             suffix = worktree_suffix(self.project_dir)

@@ -297,3 +297,32 @@ def test_worktree_suffix_can_be_overridden_or_disabled(var, tmp_path, monkeypatc
     assert paths.worktree_suffix(tmp_path) == "__feature"
     monkeypatch.setenv(var, "")
     assert paths.worktree_suffix(tmp_path) == ""
+
+
+def test_legacy_hash_database_is_adopted_once_with_its_sidecars(tmp_path, monkeypatch):
+    project = tmp_path / "Proj"
+    project.mkdir()
+    monkeypatch.setattr(paths, "_CASE_INSENSITIVE_FS", True)  # the macOS/Windows rule
+    where = paths.ProjectPaths(root=tmp_path / "root", project_dir=project)
+    legacy = where.content_db.with_name(f"{paths.legacy_project_hash(project)}.db")
+    assert legacy != where.content_db
+    legacy.parent.mkdir(parents=True)
+    legacy.write_bytes(b"db")
+    Path(f"{legacy}-wal").write_bytes(b"wal")
+    assert where.adopt_legacy_content_db() == where.content_db
+    assert where.content_db.read_bytes() == b"db"
+    assert Path(f"{where.content_db}-wal").read_bytes() == b"wal"
+    assert not legacy.exists()
+
+
+def test_legacy_database_is_left_alone_when_the_canonical_one_exists(tmp_path, monkeypatch):
+    project = tmp_path / "Proj"
+    project.mkdir()
+    monkeypatch.setattr(paths, "_CASE_INSENSITIVE_FS", True)
+    where = paths.ProjectPaths(root=tmp_path / "root", project_dir=project)
+    legacy = where.content_db.with_name(f"{paths.legacy_project_hash(project)}.db")
+    legacy.parent.mkdir(parents=True)
+    legacy.write_bytes(b"old")
+    where.content_db.write_bytes(b"new")
+    where.adopt_legacy_content_db()
+    assert legacy.read_bytes() == b"old" and where.content_db.read_bytes() == b"new"

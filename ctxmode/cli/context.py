@@ -9,7 +9,7 @@ from ctxmode.store import ContentStore
 
 def open_store(project: Path | None) -> tuple[ContentStore, paths.ProjectPaths]:
     where = paths.project_paths(project)
-    store = ContentStore(where.content_db)
+    store = ContentStore(where.adopt_legacy_content_db())
     if store.recovered_from is not None:
         output.warn(
             f"the knowledge base was damaged; it was moved to {store.recovered_from} "

@@ -180,3 +180,11 @@ def test_human_output_names_source_lines_and_title(project, capsys):
     assert main(["search", "Service"]) == 0
     out = capsys.readouterr().out
     assert "svc.py:1-3" in out and "class Service" in out
+
+
+def test_sqlite_without_fts5_is_an_environment_error(project, capsys, monkeypatch):
+    # This interpreter's SQLite has FTS5, so the probe's answer is what we replace here.
+    monkeypatch.setattr("ctxmode.db.fts5_problem", lambda: "SQLite was built without FTS5")
+    code, doc = run_json(capsys, "search", "x")
+    assert code == 4
+    assert doc["errors"] == [{"code": "environment", "message": "SQLite was built without FTS5"}]
