@@ -8,7 +8,7 @@ operators, quotes, colons and parentheses in a query are just characters.
 import re
 from dataclasses import dataclass, field
 
-from ctxmode.store.text import CJK_RUN, QUERY_NOISE, cjk_bigrams, has_cjk
+from ctxmode.store.text import CJK_RUN, QUERY_NOISE, SYNONYMS, cjk_bigrams, has_cjk
 
 # A compound identifier (os.path.join, get_user_name, foo-bar, a::b) or a single word.
 _TERM = re.compile(r"[^\W_]+(?:[._:/\\-]+[^\W_]+)*")
@@ -23,10 +23,14 @@ class Term:
     words: tuple[str, ...]
     cjk: bool = False
     literal: str = ""  # a compound identifier as written (os.path.join, get_user_name)
+    synonyms: tuple[str, ...] = ()
 
     @property
     def fts(self) -> str:
-        return quote_phrase(" ".join(self.words))
+        phrase = quote_phrase(" ".join(self.words))
+        if not self.synonyms:
+            return phrase
+        return group_expr([phrase, *(quote_phrase(s) for s in self.synonyms)])
 
     @property
     def expandable(self) -> bool:
@@ -38,40 +42,106 @@ class Term:
 class ParsedQuery:
     raw: str
     terms: list[Term] = field(default_factory=list)
+    # Runs of 3+ words between punctuation: the literal text of a pasted message.
+    phrases: list[str] = field(default_factory=list)
+    # Dotted references as written (difflib.sequencematcher, os.path.join).
+    references: list[str] = field(default_factory=list)
 
 
 def quote_phrase(text: str) -> str:
     return '"' + text.replace('"', '""') + '"'
 
 
+_REFERENCE_SEP = re.compile(r"::|[.:/\\]")
+_PHRASE_BREAK = re.compile(r"[^\w\s'-]+|(?<!\w)'|'(?!\w)|\b\d+\b")
+_PHRASE_WORD = re.compile(r"[^\W\d_]+(?:'[^\W\d_]+)?")
+MAX_PHRASES = 3
+
+
+def reference_parts(reference: str) -> list[str]:
+    return _REFERENCE_SEP.split(reference)
+
+
+def _word_term(token: str) -> Term | None:
+    """A plain word, or a snake_case / kebab-case identifier kept whole."""
+    token = token.strip("_-")
+    words = tuple(w for w in _SPLIT.split(token) if w)
+    if not words:
+        return None
+    if len(words) > 1:
+        return Term(token, words, literal=token)
+    return Term(token, words, synonyms=SYNONYMS.get(token, ()))
+
+
+def _phrases(text: str) -> list[str]:
+    found = []
+    for segment in _PHRASE_BREAK.split(text):
+        words = _PHRASE_WORD.findall(segment)
+        start = 0
+        while start < len(words) and words[start] in QUERY_NOISE:
+            start += 1
+        if len(words) - start >= 3:
+            words = words[start:]
+        if len(words) >= 3:
+            found.append(" ".join(words))
+    found.sort(key=len, reverse=True)
+    return found[:MAX_PHRASES]
+
+
 def parse_query(raw: str) -> ParsedQuery:
-    """Cut `raw` into terms; drop question words unless nothing else is left."""
+    """Cut `raw` into terms; drop question words unless nothing else is left.
+
+    A dotted or ``::`` reference (``SequenceMatcher.get_opcodes``) becomes one term per
+    part, since code defines the parts apart (``class SequenceMatcher`` … ``def
+    get_opcodes``); the reference as written is kept to reward chunks that use it.
+    """
     text = raw.lower()
     terms: list[Term] = []
+    references: list[str] = []
     seen: set[str] = set()
+
+    def add(term: Term | None) -> None:
+        if term is not None and term.text not in seen:
+            seen.add(term.text)
+            terms.append(term)
+
     for run in CJK_RUN.findall(text):
-        if run not in seen:
-            seen.add(run)
-            terms.append(Term(run, tuple(cjk_bigrams(run)), cjk=True))
+        add(Term(run, tuple(cjk_bigrams(run)), cjk=True))
     latin = CJK_RUN.sub(" ", text)
     for match in _TERM.finditer(latin):
         token = match.group(0).strip("._:/\\-")
-        words = tuple(w for w in _SPLIT.split(token) if w)
-        if not words:
-            continue
-        key = " ".join(words) if len(words) > 1 else token
-        if key in seen:
-            continue
-        seen.add(key)
-        ident = token if "_" in token or "-" in token else key
-        if len(words) > 1:
-            terms.append(Term(ident, words, literal=token))
+        parts = [p for p in _REFERENCE_SEP.split(token) if p.strip("_-")]
+        if len(parts) > 1:
+            references.append(token)
+            for part in parts:
+                if not part.isdigit():
+                    add(_word_term(part))
         else:
-            terms.append(Term(token, words))
+            add(_word_term(token))
     meaningful = [t for t in terms if t.cjk or (t.text not in QUERY_NOISE and len(t.text) >= 2)]
     if meaningful:
         terms = meaningful
-    return ParsedQuery(raw, terms)
+    return ParsedQuery(raw, terms, _phrases(latin), references)
+
+
+_DEFINITION = re.compile(
+    r"\b(?:def|class|function|fn|func|method|type|interface|enum|struct|trait|impl|const"
+    r"|macro|module|union|namespace|record|object)\s+([\w$.:~]+)"
+)
+
+
+def definition_names(title: str) -> set[str]:
+    """Names a code chunk's title defines: ``class A > def b`` gives {"a", "b"}."""
+    names: set[str] = set()
+    for name in _DEFINITION.findall(title.lower()):
+        names.add(name)
+        names.update(p for p in _REFERENCE_SEP.split(name) if p)
+    return names
+
+
+def phrase_pattern(phrase: str) -> re.Pattern[str]:
+    """Matches the words of `phrase` in order, whatever punctuation lies between them."""
+    return re.compile(r"\b" + r"\W+".join(re.escape(w) for w in phrase.split()) + r"\b")
 
 
 def group_expr(alternatives: list[str]) -> str:
@@ -100,6 +170,7 @@ def term_patterns(term: Term, extra: tuple[str, ...] = ()) -> list[str]:
         out.append(term.text)
     else:
         out.extend(w[: max(4, len(w) - 3)] if len(w) > 6 else w for w in term.words)
+    out.extend(term.synonyms)
     out.extend(extra)
     return out
 

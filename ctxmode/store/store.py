@@ -12,6 +12,7 @@ Design:
 """
 
 import os
+import re
 import sqlite3
 import time
 from collections.abc import Callable, Iterable, Sequence
@@ -36,10 +37,23 @@ from ctxmode.store.text import (
 )
 
 RRF_K = 60
+_LABEL_SPLIT = re.compile(r"[^\w]+|_")
 FETCH_MIN = 30
 MAX_EXPANSIONS = 12
 DEFAULT_LIMIT = 5
 PARTIAL_BELOW = 10
+W_TITLE_CODE = 0.6
+W_TITLE_PROSE = 0.3
+W_NAME = 0.8
+W_PLACE = 0.3
+W_RESOLVED = 1.5
+W_LITERAL = 0.5
+W_REFERENCE = 0.3
+W_PHRASE = 1.0
+W_VERBATIM = 1.0
+VERBATIM_MIN = 12
+W_PROXIMITY = 0.5
+W_ADJACENT = 0.25
 VOCAB_CACHE_AFTER = 200
 VOCAB_CACHE_MAX = 500_000
 
@@ -584,6 +598,9 @@ class ContentStore:
         exact = [t.fts for t in parsed.terms]
         literals = [t.literal for t in parsed.terms if t.literal]
         lists: list[tuple[str, list[int]]] = []
+        if parsed.phrases:  # a pasted message matches its source text word for word
+            phrases = q.or_expr([q.quote_phrase(p) for p in parsed.phrases])
+            lists.append(("phrase", self._ranked(phrases, *args)))
         if literals:  # identifiers as written outrank the same words as prose
             lists.append(("all-terms", self._ranked(q.and_expr(exact), *args, literals)))
         everything = self._ranked(q.and_expr(exact), *args)
@@ -628,7 +645,7 @@ class ContentStore:
                 first_layer.setdefault(cid, layer)
         if not fused:
             return SearchResult(query, [], corrections, report)
-        hits = self._rerank(parsed, fused, first_layer, extra, literals, limit, snippet_chars)
+        hits = self._rerank(parsed, fused, first_layer, extra, corrections, limit, snippet_chars)
         return SearchResult(query, hits, corrections, report)
 
     def _rerank(
@@ -637,10 +654,16 @@ class ContentStore:
         fused: dict[int, float],
         first_layer: dict[int, str],
         extra: dict[str, tuple[str, ...]],
-        literals: list[str],
+        corrections: dict[str, str],
         limit: int,
         snippet_chars: int,
     ) -> list[SearchHit]:
+        """Order candidates by how well each chunk answers the query as a whole.
+
+        Score = fused rank (0..1) + share of terms present + terms in the title + a
+        definition the title names + identifiers as written + the words of a pasted
+        phrase in order + proximity and adjacency of all terms.
+        """
         ids = list(fused)
         placeholders = ",".join("?" * len(ids))
         rows = {
@@ -652,8 +675,18 @@ class ContentStore:
                 ids,
             )
         }
-        needles = [q.term_patterns(t, extra.get(t.text, ())) for t in parsed.terms]
+        terms = parsed.terms
+        needles = [q.term_patterns(t, extra.get(t.text, ())) for t in terms]
         flat = [n for group in needles for n in group]
+        literals = [t.literal for t in terms if t.literal]
+        phrases = [q.phrase_pattern(p) for p in parsed.phrases]
+        # Pasted text (several words) found as-is; a lone identifier is the references' job.
+        words = parsed.raw.lower().split()
+        verbatim = " ".join(words) if len(words) > 1 else ""
+        verbatim = verbatim if len(verbatim) >= VERBATIM_MIN else ""
+        # In a pasted message the reference (json.decoder.JSONDecodeError) is context; the
+        # chunk producing the message is the answer, so resolving it counts for less.
+        resolve_weight = W_RESOLVED if len(terms) <= 3 else W_RESOLVED / 2
         top = max(fused.values())
         scored: list[tuple[float, int]] = []
         for cid, rrf in fused.items():
@@ -662,18 +695,39 @@ class ContentStore:
                 continue
             content = row["content"].lower()
             title = row["title"].lower()
-            present = [g for g in needles if any(n in content or n in title for n in g)]
-            coverage = len(present) / len(needles)
+            # A term naming the file (textwrap in textwrap.dedent) is present by location.
+            place = set(_LABEL_SPLIT.split(row["label"].lower()))
+            in_place = [t.text in place for t in terms]
+            present = sum(
+                1
+                for g, located in zip(needles, in_place, strict=True)
+                if located or any(n in content or n in title for n in g)
+            )
+            coverage = present / len(needles)
             title_hits = sum(1 for g in needles if any(n in title for n in g))
-            weight = 0.6 if row["content_type"] == "code" else 0.3
+            weight = W_TITLE_CODE if row["content_type"] == "code" else W_TITLE_PROSE
             score = rrf / top + coverage + weight * title_hits / len(needles)
+            score += W_PLACE * sum(in_place) / len(terms)
+            names = q.definition_names(title)
+            if names:
+                score += W_NAME * _name_match(terms, names, extra, corrections) / len(terms)
+                if parsed.references:
+                    resolved = sum(_resolves(ref, names, place) for ref in parsed.references)
+                    score += resolve_weight * resolved / len(parsed.references)
             if literals:
-                score += 0.5 * sum(1 for lit in literals if lit in content) / len(literals)
+                score += W_LITERAL * sum(1 for lit in literals if lit in content) / len(literals)
+            if parsed.references:
+                found = sum(1 for ref in parsed.references if ref in content)
+                score += W_REFERENCE * found / len(parsed.references)
+            if verbatim and verbatim in content:
+                score += W_VERBATIM
+            if phrases:
+                score += W_PHRASE * sum(1 for p in phrases if p.search(content)) / len(phrases)
             if len(needles) > 1 and coverage == 1.0:
                 span = q.min_span(content, needles)
                 if span is not None:
-                    score += 0.5 / (1 + span / 80)
-                score += 0.25 * min(1.0, q.adjacent_pairs(content, needles) / 4)
+                    score += W_PROXIMITY / (1 + span / 80)
+                score += W_ADJACENT * min(1.0, q.adjacent_pairs(content, needles) / 4)
             scored.append((score, cid))
         scored.sort(key=lambda s: (-s[0], s[1]))
         hits = []
@@ -722,3 +776,33 @@ class ContentStore:
                 scored.append((log(n / count) + min(len(word) / 20, 0.5) + bonus, word))
         scored.sort(key=lambda s: (-s[0], s[1]))
         return [w for _, w in scored[:top]]
+
+
+def _name_match(
+    terms: list[q.Term],
+    names: set[str],
+    extra: dict[str, tuple[str, ...]],
+    corrections: dict[str, str],
+) -> float:
+    """How many terms a chunk's title defines: exactly (or its typo correction), or, for
+    a fragment, as the start of a name (``copytr`` → ``def copytree``, not ``_copytree``)."""
+    units = 0.0
+    for term in terms:
+        if term.text in names or corrections.get(term.text) in names:
+            units += 1.0
+        elif term.text in extra and any(name.startswith(term.text) for name in names):
+            units += 0.6
+    return units
+
+
+def _resolves(reference: str, names: set[str], place: set[str]) -> float:
+    """1 when a chunk defines what a dotted reference names (``textwrap.dedent``: a
+    ``def dedent`` in textwrap.py), 0.5 when only some qualifiers agree, else 0."""
+    parts = [p for p in q.reference_parts(reference) if p]
+    if len(parts) < 2 or parts[-1] not in names:
+        return 0.0
+    qualifiers = parts[:-1]
+    agreeing = sum(1 for part in qualifiers if part in names or part in place)
+    if agreeing == len(qualifiers):
+        return 1.0
+    return 0.5 if agreeing else 0.0

@@ -23,6 +23,39 @@ QUERY_NOISE = STOPWORDS | frozenset(
     an a to of in on at by or be it as if so any""".split()
 )
 
+# Words developers use interchangeably in questions; each query word also matches its
+# group. Kept small and unambiguous: a wrong synonym costs precision on every query.
+_SYNONYM_GROUPS = (
+    "folder directory",
+    "folders directories",
+    "subfolder subdirectory",
+    "subfolders subdirectories",
+    "delete remove erase unlink",
+    "deletes removes",
+    "deleting removing",
+    "terminate kill",
+    "launch spawn",
+    "exception error",
+    "exceptions errors",
+    "arguments args parameters params",
+    "argument arg parameter param",
+    "configuration config settings",
+    "environment env",
+    "repository repo",
+    "authentication auth",
+    "temporary temp tmp",
+    "executable binary",
+    "concurrently parallel",
+    "duplicate copy clone",
+    "filename basename",
+    "timestamp datetime",
+)
+SYNONYMS: dict[str, tuple[str, ...]] = {
+    word: tuple(w for w in group.split() if w != word)
+    for group in _SYNONYM_GROUPS
+    for word in group.split()
+}
+
 _CJK = (
     "\u1100-\u11ff\u3040-\u30ff\u3130-\u318f\u3400-\u4dbf\u4e00-\u9fff"
     "\uac00-\ud7af\uf900-\ufaff\uff66-\uff9f"

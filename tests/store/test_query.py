@@ -37,9 +37,11 @@ def test_repeated_words_in_any_case_are_one_term():
     assert _texts("Cache cache CACHE") == ["cache"]
 
 
-def test_identifiers_stay_single_terms():
-    join = q.parse_query("os.path.join").terms
-    assert len(join) == 1 and join[0].words == ("os", "path", "join")
+def test_dotted_references_split_into_parts_and_snake_case_stays_whole():
+    parsed = q.parse_query("SequenceMatcher.get_opcodes")
+    assert [t.text for t in parsed.terms] == ["sequencematcher", "get_opcodes"]
+    assert parsed.terms[1].literal == "get_opcodes"
+    assert parsed.references == ["sequencematcher.get_opcodes"]
     snake = q.parse_query("get_user_name").terms
     assert [t.text for t in snake] == ["get_user_name"]
     assert snake[0].words == ("get", "user", "name")
@@ -126,3 +128,22 @@ def test_snippet_windows_an_overlong_line_around_the_match():
     out = q.snippet(line + "\nsecond line", ["match"], 500)
     assert "MATCH" in out
     assert len(out) <= 500
+
+
+def test_pasted_message_keeps_its_word_runs_as_phrases():
+    parsed = q.parse_query(
+        "JSONDecodeError: Expecting property name enclosed in double quotes: line 1 column 2"
+    )
+    assert parsed.phrases == ["expecting property name enclosed in double quotes"]
+    assert q.parse_query("'a.txt' and 'a.txt' are the same file").phrases == [
+        "are the same file"
+    ]
+
+
+def test_definition_names_come_from_code_titles_only():
+    assert q.definition_names("class SequenceMatcher > def get_opcodes") == {
+        "sequencematcher",
+        "get_opcodes",
+    }
+    assert q.definition_names("func Client.Do") == {"client.do", "client", "do"}
+    assert q.definition_names("Guide > Connection pool") == set()
