@@ -37,17 +37,29 @@ Corpus
     description is reStructuredText). Every file exists in Python 3.10 to 3.13; package
     descriptions that are not installed are skipped, and so are the queries that need them.
 
+    ``--corpus-set heldout`` swaps in a disjoint corpus (other standard-library files, other
+    packages' descriptions) judged by ``retrieval_queries_heldout.json``, which becomes the
+    default ``--queries``. Ranking is tuned on the main set; the held-out set checks that the
+    tuning generalises.
+
 Run (from the repository root)::
 
     .venv/bin/python benchmarks/retrieval_eval.py --engines ours
     .venv/bin/python benchmarks/retrieval_eval.py \\
         --upstream-python "$CTXMODE_BENCH_HOME/venv/bin/python" \\
         --peer ../shared/bench/peer.sh --out retrieval-results.json
+    .venv/bin/python benchmarks/retrieval_eval.py --corpus-set heldout --engines ours
 
 ``--peer`` defaults to ``$CTXMODE_BENCH_PEER`` or ``../shared/bench/peer.sh`` next to the
 repository; ``--upstream-python`` defaults to ``$CTXMODE_BENCH_HOME/venv/bin/python`` (with
 the harness's default for ``CTXMODE_BENCH_HOME``). ``--verify`` only checks the query set
-against the corpus (expected file present, title text present in it) and exits.
+against the corpus (expected file present, evidence text in it, a definition or heading with
+the expected title) and exits. ``--corpus-dir`` is rebuilt on every run.
+
+The upstream server runs with a private HOME/TMPDIR/project dir but no network sandbox (it
+tries an npm registry update check at start; that does not affect search results). Upstream
+numbers are deterministic for a given corpus; ours depend on the ctxmode checkout, whose git
+commit (and whether ``ctxmode/`` had uncommitted changes) is recorded in the JSON.
 """
 
 from __future__ import annotations
@@ -69,6 +81,7 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parent
 DEFAULT_QUERIES = HERE / "retrieval_queries.json"
+HELDOUT_QUERIES = HERE / "retrieval_queries_heldout.json"
 UPSTREAM_RUNNER = HERE / "upstream_search.py"
 
 # Standard-library files, by label under stdlib/. Alternatives cover layout changes between
@@ -136,6 +149,79 @@ STDLIB_FILES: list[tuple[str, tuple[str, ...]]] = [
 # Installed distributions whose long description (the METADATA body) joins the corpus.
 PACKAGE_DOCS = ("typer", "rich", "platformdirs", "psutil", "pytest")
 
+# The held-out corpus (``--corpus-set heldout``): standard-library files and package
+# descriptions that share nothing with the lists above, judged by retrieval_queries_heldout.json.
+# Ranking is tuned on the main set; this one checks that the tuning generalises. Every file
+# exists in Python 3.10 to 3.13.
+HELDOUT_STDLIB_FILES: list[tuple[str, tuple[str, ...]]] = [
+    (name, (name,))
+    for name in (
+        "asyncio/locks.py",
+        "asyncio/queues.py",
+        "asyncio/streams.py",
+        "calendar.py",
+        "cmd.py",
+        "codecs.py",
+        "concurrent/futures/_base.py",
+        "email/message.py",
+        "filecmp.py",
+        "fileinput.py",
+        "fractions.py",
+        "ftplib.py",
+        "getopt.py",
+        "getpass.py",
+        "gettext.py",
+        "graphlib.py",
+        "hashlib.py",
+        "hmac.py",
+        "html/__init__.py",
+        "html/parser.py",
+        "http/cookiejar.py",
+        "http/cookies.py",
+        "imaplib.py",
+        "importlib/metadata/__init__.py",
+        "locale.py",
+        "netrc.py",
+        "operator.py",
+        "optparse.py",
+        "pdb.py",
+        "pickle.py",
+        "platform.py",
+        "plistlib.py",
+        "profile.py",
+        "sched.py",
+        "selectors.py",
+        "shelve.py",
+        "socketserver.py",
+        "sqlite3/dump.py",
+        "timeit.py",
+        "trace.py",
+        "unittest/case.py",
+        "urllib/robotparser.py",
+        "warnings.py",
+        "weakref.py",
+        "xml/dom/minidom.py",
+        "xml/etree/ElementTree.py",
+        "zoneinfo/_zoneinfo.py",
+    )
+]
+HELDOUT_PACKAGE_DOCS = (
+    "ruff",
+    "pydantic",
+    "pathspec",
+    "annotated-types",
+    "markdown-it-py",
+    "pluggy",
+    "shellingham",
+    "packaging",
+)
+
+# --corpus-set name: (stdlib files, package descriptions, default query file).
+CORPUS_SETS: dict[str, tuple[list[tuple[str, tuple[str, ...]]], tuple[str, ...], Path]] = {
+    "main": (STDLIB_FILES, PACKAGE_DOCS, DEFAULT_QUERIES),
+    "heldout": (HELDOUT_STDLIB_FILES, HELDOUT_PACKAGE_DOCS, HELDOUT_QUERIES),
+}
+
 ENGINES = ("ours", "upstream")
 
 
@@ -150,12 +236,16 @@ class CorpusFile:
     origin: str  # where it came from ("stdlib:json/decoder.py", "dist:rich 14.0.0")
 
 
-def build_corpus(root: Path) -> tuple[list[CorpusFile], list[str]]:
-    """Copy the fixed file list into `root`; (files, notes about anything skipped)."""
+def build_corpus(
+    root: Path,
+    stdlib_files: list[tuple[str, tuple[str, ...]]] = STDLIB_FILES,
+    package_docs: tuple[str, ...] = PACKAGE_DOCS,
+) -> tuple[list[CorpusFile], list[str]]:
+    """Copy the fixed file lists into `root`; (files, notes about anything skipped)."""
     stdlib = Path(sysconfig.get_paths()["stdlib"])
     files: list[CorpusFile] = []
     notes: list[str] = []
-    for label, alternatives in STDLIB_FILES:
+    for label, alternatives in stdlib_files:
         found = next((stdlib / alt for alt in alternatives if (stdlib / alt).is_file()), None)
         if found is None:
             notes.append(f"stdlib file missing: {label}")
@@ -165,7 +255,7 @@ def build_corpus(root: Path) -> tuple[list[CorpusFile], list[str]]:
         shutil.copyfile(found, dest)
         origin = f"stdlib:{found.relative_to(stdlib).as_posix()}"
         files.append(CorpusFile(f"stdlib/{label}", dest, dest.stat().st_size, origin))
-    for name in PACKAGE_DOCS:
+    for name in package_docs:
         try:
             meta = importlib.metadata.metadata(name)
         except importlib.metadata.PackageNotFoundError:
@@ -345,11 +435,32 @@ def run_ours(files: list[CorpusFile], queries: list[Query], workdir: Path) -> di
     return {
         "engine": "ours",
         "version": getattr(ctxmode, "__version__", None),
+        "git": _git_state(),
         "index": {"files": len(files), "chunks": chunks, "seconds": round(index_s, 2)},
         "bytes_definition": "UTF-8 bytes of the limit=2 hits formatted as "
         "'--- [<source>] ---\\n### <title>\\n\\n<snippet>\\n\\n'",
         "results": results,
     }
+
+
+def _git_state() -> dict | None:
+    """Commit and dirtiness of the ctxmode checkout the 'ours' numbers come from."""
+    try:
+        head = subprocess.run(
+            ["git", "-C", str(REPO), "rev-parse", "--short", "HEAD"],
+            capture_output=True,
+            text=True,
+            check=True,
+        ).stdout.strip()
+        dirty = subprocess.run(
+            ["git", "-C", str(REPO), "status", "--porcelain", "--", "ctxmode"],
+            capture_output=True,
+            text=True,
+            check=True,
+        ).stdout.strip()
+    except (OSError, subprocess.CalledProcessError):
+        return None
+    return {"commit": head, "ctxmode_dirty": bool(dirty)}
 
 
 def run_upstream(
@@ -539,7 +650,19 @@ def main(argv: list[str] | None = None) -> int:
         description="Retrieval quality of ctxmode's knowledge base vs upstream context-mode.",
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    ap.add_argument("--queries", type=Path, default=DEFAULT_QUERIES, help="judged query set")
+    ap.add_argument(
+        "--corpus-set",
+        choices=tuple(CORPUS_SETS),
+        default="main",
+        help="main: the corpus ranking is tuned on; heldout: a disjoint one to check that the"
+        " tuning generalises (default main)",
+    )
+    ap.add_argument(
+        "--queries",
+        type=Path,
+        help="judged query set (default: retrieval_queries.json, or"
+        " retrieval_queries_heldout.json with --corpus-set heldout)",
+    )
     ap.add_argument("--corpus-dir", type=Path, help="build and keep the corpus here")
     ap.add_argument(
         "--engines", default="ours,upstream", help="comma-separated: ours, upstream (default both)"
@@ -565,19 +688,26 @@ def main(argv: list[str] | None = None) -> int:
     unknown = set(engines) - set(ENGINES)
     if unknown:
         ap.error(f"unknown engine(s): {', '.join(sorted(unknown))}")
+    set_stdlib, set_packages, set_queries = CORPUS_SETS[a.corpus_set]
+    if a.queries is None:
+        a.queries = set_queries
     all_queries = load_queries(a.queries)
 
     work = Path(tempfile.mkdtemp(prefix="ctxmode-retrieval-"))
     corpus_dir = a.corpus_dir.resolve() if a.corpus_dir else work / "corpus"
     if corpus_dir.exists() and any(corpus_dir.iterdir()):
-        shutil.rmtree(corpus_dir)  # always rebuilt: the copy must match this interpreter
+        # Always rebuilt (the copy must match this interpreter), but only ever delete what
+        # looks like an earlier corpus.
+        if {p.name for p in corpus_dir.iterdir()} - {"stdlib", "pkgdocs"}:
+            ap.error(f"--corpus-dir {corpus_dir} is not empty and not a corpus from this script")
+        shutil.rmtree(corpus_dir)
     try:
-        files, notes = build_corpus(corpus_dir)
+        files, notes = build_corpus(corpus_dir, set_stdlib, set_packages)
         for note in notes:
             print(f"[eval] {note}", file=sys.stderr)
         print(
             f"[eval] corpus: {len(files)} files, {sum(f.bytes for f in files):,} bytes"
-            f" in {corpus_dir}",
+            f" in {corpus_dir}" + ("" if a.corpus_set == "main" else f" ({a.corpus_set} set)"),
             file=sys.stderr,
         )
         if a.verify:
@@ -592,6 +722,12 @@ def main(argv: list[str] | None = None) -> int:
         scored: list[Scored] = []
         if "ours" in engines:
             raw["ours"] = run_ours(files, queries, work)
+            git = raw["ours"]["git"] or {}
+            print(
+                f"[eval] ours: ctxmode {raw['ours']['version']} at {git.get('commit', '?')}"
+                + (" + uncommitted ctxmode changes" if git.get("ctxmode_dirty") else ""),
+                file=sys.stderr,
+            )
             scored.append(score("ours", queries, raw["ours"]["results"], "top2"))
         if "upstream" in engines:
             if a.upstream_results:
@@ -615,6 +751,7 @@ def main(argv: list[str] | None = None) -> int:
                 "python": sys.version.split()[0],
                 "date_utc": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
                 "corpus": {
+                    **({} if a.corpus_set == "main" else {"set": a.corpus_set}),
                     "files": [
                         {"label": f.label, "bytes": f.bytes, "origin": f.origin} for f in files
                     ],
