@@ -67,3 +67,9 @@ class PolicyDeniedError(CtxError):
 
     exit_code = ExitCode.DENIED
     code = "denied"
+
+
+class RuntimeMissingError(EnvironmentProblem):
+    """No runtime for the requested language is installed."""
+
+    code = "runtime_missing"

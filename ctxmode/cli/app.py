@@ -4,7 +4,7 @@ import typer
 
 from ctxmode import __version__
 from ctxmode.cli import output
-from ctxmode.cli.commands import hook, index, search, sources
+from ctxmode.cli.commands import execute, hook, index, search, sources
 from ctxmode.errors import CtxError, ExitCode
 
 app = typer.Typer(
@@ -35,6 +35,8 @@ def _root(
 app.command()(index.index)
 app.command()(search.search)
 app.command()(sources.sources)
+app.command("execute")(execute.execute_command)
+app.command("execute-file")(execute.execute_file_command)
 app.command()(hook.hook)
 
 

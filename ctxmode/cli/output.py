@@ -8,8 +8,9 @@ from rich.console import Console
 
 RESULT_VERSION = "1"
 
-stdout = Console(highlight=False, soft_wrap=True)
-stderr = Console(stderr=True, highlight=False)
+# Markup off: labels, paths and output often contain [brackets]. Styled lines opt in.
+stdout = Console(highlight=False, soft_wrap=True, markup=False)
+stderr = Console(stderr=True, highlight=False, markup=False)
 
 
 class _Mode:
@@ -50,11 +51,11 @@ def error(message: str, code: str, exit_code: int) -> None:
     if mode.json:
         emit_json(None, exit_code=exit_code, errors=[{"code": code, "message": message}])
     else:
-        stderr.print(f"[bold red]Error:[/] {_escape(message)}")
+        stderr.print(f"[bold red]Error:[/] {_escape(message)}", markup=True)
 
 
 def warn(message: str) -> None:
-    stderr.print(f"[yellow]Warning:[/] {_escape(message)}")
+    stderr.print(f"[yellow]Warning:[/] {_escape(message)}", markup=True)
 
 
 def _escape(text: str) -> str:

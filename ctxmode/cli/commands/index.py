@@ -194,11 +194,10 @@ def _report(run: IndexRun, refreshed: object, json_: bool) -> None:
                 f"dropped (file deleted), {len(refreshed.denied)} left alone (denied)"
             )
             for label in refreshed.dropped:
-                con.print(f"  dropped {label}", markup=False)
+                con.print(f"  dropped {label}")
         for r in run.indexed:
             con.print(
                 f"indexed {r.label}: {r.chunks} chunks ({r.code_chunks} code), {r.bytes:,} bytes",
-                markup=False,
             )
         if len(run.indexed) > 1:
             con.print(

@@ -1,0 +1,161 @@
+"""The sandboxed polyglot executor: run code, get back what it printed.
+
+`execute` is the one core call behind ``ctxmode execute``, ``ctx_execute``,
+``ctx_execute_file`` and each command of ``ctx_batch_execute``.
+"""
+
+import os
+import shutil
+import threading
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+from ctxmode.errors import NotFoundError
+from ctxmode.executor import sandbox
+from ctxmode.executor.runtimes import LANGUAGES, find_runtime, normalize_language
+from ctxmode.executor.sandbox import BackgroundRuns
+from ctxmode.executor.scripts import build_script
+
+__all__ = ["LANGUAGES", "BackgroundRuns", "ExecRequest", "ExecResult", "execute"]
+
+RUST_COMPILE_MAX_S = 60.0
+
+
+@dataclass(frozen=True)
+class ExecRequest:
+    language: str
+    code: str
+    project_dir: Path
+    timeout_ms: float | None = None  # None: CTXMODE_EXEC_TIMEOUT_MS, else 120 s
+    file_path: str | None = None  # execute_file: relative to the project, or absolute
+    background: bool = False  # on timeout, leave it running (needs a registry)
+    isolate: bool | None = None  # None: CTXMODE_ISOLATE
+    network: bool = True  # with isolate: keep network access
+    cap_bytes: int = sandbox.HARD_CAP_BYTES
+
+
+@dataclass(frozen=True)
+class ExecResult:
+    language: str
+    runtime: str
+    stdout: str
+    stderr: str
+    exit_code: int
+    timeout_ms: float
+    duration_ms: float
+    timed_out: bool = False
+    backgrounded: bool = False
+    capped: bool = False
+    cancelled: bool = False
+    isolated: bool = False
+
+
+def isolate_requested(flag: bool | None) -> bool:
+    if flag is not None:
+        return flag
+    return os.environ.get("CTXMODE_ISOLATE", "").strip().lower() in ("1", "true", "yes", "on")
+
+
+def resolve_file(project_dir: Path, path: str) -> Path:
+    """An execute_file path, absolute or relative to the project.
+
+    Raises:
+        NotFoundError: there is no such file.
+    """
+    candidate = Path(path).expanduser()
+    resolved = candidate if candidate.is_absolute() else project_dir / candidate
+    if not resolved.is_file():
+        raise NotFoundError(f"no such file: {path}")
+    return resolved.absolute()
+
+
+def execute(
+    request: ExecRequest,
+    *,
+    registry: BackgroundRuns | None = None,
+    cancel: threading.Event | None = None,
+) -> ExecResult:
+    """Run `request` to completion, timeout, cap or cancellation.
+
+    Raises:
+        UsageError: unknown language or bad timeout.
+        RuntimeMissingError: the language's runtime is not installed.
+        NotFoundError: execute_file's file does not exist.
+        EnvironmentProblem: isolation was asked for and is unavailable.
+    """
+    started = time.monotonic()
+    language = normalize_language(request.language)
+    timeout_s = sandbox.timeout_seconds(request.timeout_ms)
+    project = request.project_dir
+    file_path = resolve_file(project, request.file_path) if request.file_path else None
+    runtime = find_runtime(language, project)
+    isolated = isolate_requested(request.isolate)
+    workdir = sandbox.make_workdir(project)
+    keep_workdir = False
+    try:
+        run_id = sandbox.new_run_id()
+        env = sandbox.sandbox_env(workdir, run_id, file_path)
+        name, source = build_script(language, request.code, with_file=file_path is not None)
+        script = workdir / name
+        script.write_text(source, encoding="utf-8")
+        cwd = project if language == "shell" else workdir
+
+        def wrap(argv: list[str]) -> list[str]:
+            if not isolated:
+                return argv
+            from ctxmode.executor.isolate import confine
+
+            return confine(
+                argv, project_dir=project, workdir=workdir, cwd=cwd, network=request.network
+            )
+
+        argv = [*runtime.argv, str(script)]
+        if runtime.compiled:
+            binary = workdir / "script"
+            compile_s = min(timeout_s, RUST_COMPILE_MAX_S)
+            built = sandbox.run_process(
+                sandbox.Spawn(
+                    wrap([*runtime.argv, str(script), "-o", str(binary)]), workdir, env, compile_s
+                ),
+                cancel=cancel,
+                run_id=run_id,
+            )
+            if built.exit_code != 0 or built.timed_out:
+                detail = built.stderr.strip() or built.stdout.strip() or "rustc failed"
+                return ExecResult(
+                    language,
+                    runtime.name,
+                    "",
+                    f"Compilation failed:\n{detail}",
+                    1,
+                    timeout_s * 1000,
+                    (time.monotonic() - started) * 1000,
+                    timed_out=built.timed_out,
+                    isolated=isolated,
+                )
+            argv = [str(binary)]
+            timeout_s = max(0.001, timeout_s - (time.monotonic() - started))
+        spawn = sandbox.Spawn(wrap(argv), cwd, env, timeout_s, request.cap_bytes)
+        if request.background and registry is not None:
+            outcome = sandbox.run_in_background(spawn, registry, cancel=cancel, run_id=run_id)
+            keep_workdir = outcome.backgrounded
+        else:
+            outcome = sandbox.run_process(spawn, cancel=cancel, run_id=run_id)
+    finally:
+        if not keep_workdir:
+            shutil.rmtree(workdir, ignore_errors=True)
+    return ExecResult(
+        language=language,
+        runtime=runtime.name,
+        stdout=outcome.stdout,
+        stderr=outcome.stderr,
+        exit_code=outcome.exit_code,
+        timeout_ms=timeout_s * 1000,
+        duration_ms=(time.monotonic() - started) * 1000,
+        timed_out=outcome.timed_out,
+        backgrounded=outcome.backgrounded,
+        capped=outcome.capped,
+        cancelled=outcome.cancelled,
+        isolated=isolated,
+    )
