@@ -324,9 +324,9 @@ def run_process(
         selector.close()
     if timed_out or capped or cancelled:
         kill_tree(proc.pid, run_id or None)
-    elif _group_has_members(proc.pid):
-        kill_tree(proc.pid, run_id or None)
     code = proc.wait()
+    if _group_has_members(proc.pid):  # only now: an unreaped leader still counts
+        kill_tree(proc.pid, run_id or None)
     proc.stdout.close()
     proc.stderr.close()
     stderr = _decode(buffers[err_fd])
@@ -401,7 +401,7 @@ def run_in_background(
         proc.wait()
     elif backgrounded:
         registry.add(proc.pid, workdir_of(spawn))
-    elif _group_has_members(proc.pid):
+    elif _group_has_members(proc.pid):  # the leader was reaped by poll()
         kill_tree(proc.pid, run_id or None)
     code = proc.returncode if proc.returncode is not None else 0
     stdout = _read_head(out_path, spawn.cap_bytes)
