@@ -65,7 +65,6 @@ _HAS_CJK = re.compile(f"[{_CJK}]")
 
 # A "word" for the vocabulary and for query terms: letters/digits with inner _ or -.
 WORD = re.compile(r"[^\W_](?:[\w-]*[^\W_])?")
-_HAS_LETTER = re.compile(r"[^\W\d_]")
 MIN_VOCAB_LEN = 3
 MAX_VOCAB_LEN = 40
 
@@ -92,19 +91,22 @@ def fts_text(text: str) -> str:
     return CJK_RUN.sub(_bigram_sub, text)
 
 
-_RAW_WORD = re.compile(r"[\w-]{3,}")
+_RAW_WORD = re.compile(r"[^\W\d_][\w-]{2,}")
 
 
 def vocabulary(text: str) -> set[str]:
-    """Distinct lower-case words worth remembering for substring and typo matching."""
-    words = {w.lower().strip("_-") for w in set(_RAW_WORD.findall(text))}
+    """Distinct lower-case words worth remembering for substring and typo matching.
+
+    A word starts with a letter (numbers, ids and hashes stay out) and may hold digits,
+    ``_`` and ``-`` (snake_case, kebab-case identifiers).
+    """
+    words = {w.lower().rstrip("_-") for w in set(_RAW_WORD.findall(text))}
     cjk = has_cjk(text)
     return {
         w
         for w in words
         if MIN_VOCAB_LEN <= len(w) <= MAX_VOCAB_LEN
         and w not in STOPWORDS
-        and _HAS_LETTER.search(w)
         and not (cjk and has_cjk(w))
     }
 

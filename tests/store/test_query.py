@@ -135,9 +135,7 @@ def test_pasted_message_keeps_its_word_runs_as_phrases():
         "JSONDecodeError: Expecting property name enclosed in double quotes: line 1 column 2"
     )
     assert parsed.phrases == ["expecting property name enclosed in double quotes"]
-    assert q.parse_query("'a.txt' and 'a.txt' are the same file").phrases == [
-        "are the same file"
-    ]
+    assert q.parse_query("'a.txt' and 'a.txt' are the same file").phrases == ["are the same file"]
 
 
 def test_definition_names_come_from_code_titles_only():
