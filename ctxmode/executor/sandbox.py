@@ -89,19 +89,20 @@ class Outcome:
 class BackgroundRuns:
     """Runs left going after their timeout (background mode). `cleanup` ends them all."""
 
-    entries: dict[int, Path] = field(default_factory=dict)
+    entries: dict[int, tuple["subprocess.Popen[bytes]", str, Path]] = field(default_factory=dict)
     _lock: threading.Lock = field(default_factory=threading.Lock)
 
-    def add(self, pid: int, workdir: Path) -> None:
+    def add(self, proc: "subprocess.Popen[bytes]", run_id: str, workdir: Path) -> None:
         with self._lock:
-            self.entries[pid] = workdir
+            self.entries[proc.pid] = (proc, run_id, workdir)
 
     def cleanup(self) -> int:
         """Kill every backgrounded run's process tree and remove its files; return count."""
         with self._lock:
             entries, self.entries = self.entries, {}
-        for pid, workdir in entries.items():
-            kill_tree(pid, run_id=None)
+        for proc, run_id, workdir in entries.values():
+            kill_tree(proc.pid, run_id or None)
+            proc.wait()
             shutil.rmtree(workdir, ignore_errors=True)
         return len(entries)
 
@@ -185,6 +186,14 @@ def new_run_id() -> str:
 # --------------------------------------------------------------------------- killing
 
 
+def _carries(pid: int, marker: bytes) -> bool:
+    try:
+        with open(f"/proc/{pid}/environ", "rb") as handle:
+            return marker in handle.read()
+    except OSError:
+        return False
+
+
 def _escaped(run_id: str, known: set[int]) -> list[int]:
     """Processes still carrying `run_id` in their environment (they left the group)."""
     import psutil
@@ -201,6 +210,61 @@ def _escaped(run_id: str, known: set[int]) -> list[int]:
         except (psutil.Error, OSError):
             continue
     return found
+
+
+_subreaper = False
+
+
+def adopt_orphans() -> bool:
+    """Make this process the subreaper of what its runs start (Linux).
+
+    A process that escapes its run's group and outlives its parent is then re-parented to
+    us instead of init, so `orphans` finds it without scanning every process.
+    """
+    global _subreaper
+    if _subreaper or not sys.platform.startswith("linux"):
+        return _subreaper
+    try:
+        import ctypes
+
+        libc = ctypes.CDLL(None, use_errno=True)
+        pr_set_child_subreaper = 36
+        _subreaper = libc.prctl(pr_set_child_subreaper, 1, 0, 0, 0) == 0
+    except (OSError, AttributeError):
+        _subreaper = False
+    return _subreaper
+
+
+def orphans(run_id: str) -> list[int]:
+    """Our adopted children that belong to the run `run_id` (needs `adopt_orphans`)."""
+    if not _subreaper:
+        return []
+    marker = f"{RUN_ID_VAR}={run_id}\0".encode()
+    pids: list[int] = []
+    try:
+        tasks = os.listdir("/proc/self/task")
+    except OSError:
+        return []
+    for task in tasks:
+        try:
+            with open(f"/proc/self/task/{task}/children", encoding="ascii") as handle:
+                pids.extend(int(p) for p in handle.read().split())
+        except (OSError, ValueError):  # noqa: PERF203 - a thread may end meanwhile
+            continue
+    return [pid for pid in pids if _carries(pid, marker)]
+
+
+def _reap(pids: list[int]) -> None:
+    """Collect the exit status of killed processes that are our children (adopted ones)."""
+    for pid in pids:
+        for _ in range(100):
+            try:
+                done, _status = os.waitpid(pid, os.WNOHANG)
+            except ChildProcessError:
+                break
+            if done:
+                break
+            time.sleep(0.005)
 
 
 def kill_tree(pid: int, run_id: str | None) -> None:
@@ -225,6 +289,7 @@ def kill_tree(pid: int, run_id: str | None) -> None:
             psutil.Process(target).kill()
         except psutil.Error:  # noqa: PERF203 - each target may already be gone
             pass
+    _reap([t for t in targets if t != pid])
 
 
 def _group_has_members(pgid: int) -> bool:
@@ -235,6 +300,11 @@ def _group_has_members(pgid: int) -> bool:
         return True
     except (ProcessLookupError, PermissionError):
         return False
+
+
+def _leftovers(pid: int, run_id: str) -> bool:
+    """Did the finished run leave processes behind (in its group, or adopted by us)?"""
+    return _group_has_members(pid) or bool(run_id and orphans(run_id))
 
 
 # --------------------------------------------------------------------------- running
@@ -274,26 +344,43 @@ def _cap_note(cap: int) -> str:
     return f"\n[output capped at {size} — process killed]"
 
 
+def _exit_watch(pid: int) -> int | None:
+    """A file descriptor that becomes readable when `pid` exits (Linux pidfd), else None."""
+    pidfd_open = getattr(os, "pidfd_open", None)
+    if pidfd_open is None:
+        return None
+    try:
+        return int(pidfd_open(pid))
+    except OSError:
+        return None
+
+
 def run_process(
     spawn: Spawn, *, cancel: threading.Event | None = None, run_id: str = ""
 ) -> Outcome:
     """Start `spawn` and collect its output under the deadline and the cap."""
+    adopt_orphans()
     try:
         proc = _popen(spawn, subprocess.PIPE, subprocess.PIPE)
     except OSError as exc:
         return Outcome("", f"cannot start {spawn.argv[0]}: {exc.strerror or exc}", 1)
     assert proc.stdout is not None and proc.stderr is not None
-    buffers = {proc.stdout.fileno(): bytearray(), proc.stderr.fileno(): bytearray()}
     out_fd, err_fd = proc.stdout.fileno(), proc.stderr.fileno()
+    buffers = {out_fd: bytearray(), err_fd: bytearray()}
     selector = selectors.DefaultSelector()
     for fd in buffers:
         selector.register(fd, selectors.EVENT_READ)
+    watch = _exit_watch(proc.pid)
+    if watch is not None:
+        selector.register(watch, selectors.EVENT_READ)
+    # Without an exit event (or with a cancel flag to honour), look up every 50 ms.
+    tick = 0.05 if watch is None or cancel is not None else None
     deadline = time.monotonic() + spawn.timeout_s
     total = 0
     timed_out = capped = cancelled = False
     exited_at: float | None = None
     try:
-        while selector.get_map():
+        while any(fd in buffers for fd in selector.get_map()):
             now = time.monotonic()
             if now >= deadline:
                 timed_out = True
@@ -301,15 +388,25 @@ def run_process(
             if cancel is not None and cancel.is_set():
                 cancelled = True
                 break
-            if exited_at is None and proc.poll() is not None:
+            if (
+                exited_at is None
+                and (watch is None or tick is not None)
+                and proc.poll() is not None
+            ):
                 exited_at = now
             if exited_at is not None and now - exited_at > EXIT_GRACE_S:
                 break  # something the script left behind holds the pipes open
             wait = deadline - now
-            if cancel is not None or exited_at is not None:
-                wait = min(wait, 0.05)
+            if exited_at is not None:
+                wait = min(wait, EXIT_GRACE_S / 2)
+            elif tick is not None:
+                wait = min(wait, tick)
             for key, _ in selector.select(wait):
                 fd = int(key.fd)
+                if fd == watch:
+                    selector.unregister(fd)
+                    exited_at = time.monotonic()
+                    continue
                 data = os.read(fd, _READ)
                 if not data:
                     selector.unregister(fd)
@@ -322,10 +419,12 @@ def run_process(
                 break
     finally:
         selector.close()
+        if watch is not None:
+            os.close(watch)
     if timed_out or capped or cancelled:
         kill_tree(proc.pid, run_id or None)
     code = proc.wait()
-    if _group_has_members(proc.pid):  # only now: an unreaped leader still counts
+    if _leftovers(proc.pid, run_id):  # only now: an unreaped leader still counts
         kill_tree(proc.pid, run_id or None)
     proc.stdout.close()
     proc.stderr.close()
@@ -375,6 +474,7 @@ def run_in_background(
     run_id: str = "",
 ) -> Outcome:
     """Run with output to files; on timeout leave the process running, owned by `registry`."""
+    adopt_orphans()
     out_path, err_path = _files(spawn)
     with out_path.open("wb") as out, err_path.open("wb") as err:
         try:
@@ -400,8 +500,8 @@ def run_in_background(
         kill_tree(proc.pid, run_id or None)
         proc.wait()
     elif backgrounded:
-        registry.add(proc.pid, workdir_of(spawn))
-    elif _group_has_members(proc.pid):  # the leader was reaped by poll()
+        registry.add(proc, run_id, workdir_of(spawn))
+    elif _leftovers(proc.pid, run_id):  # the leader was reaped by poll()
         kill_tree(proc.pid, run_id or None)
     code = proc.returncode if proc.returncode is not None else 0
     stdout = _read_head(out_path, spawn.cap_bytes)

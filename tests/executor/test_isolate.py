@@ -1,0 +1,172 @@
+"""Opt-in bubblewrap confinement: project writable, the rest read-only, no network unless
+allowed; a plain refusal where confinement is unavailable."""
+
+import os
+import socket
+import tempfile
+import threading
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+
+import psutil
+import pytest
+
+from ctxmode.errors import EnvironmentProblem
+from ctxmode.executor import isolate
+
+from .procs import survivors, wait_for_file
+
+
+def _probe() -> str | None:
+    problem = isolate.isolation_problem()
+    isolate.isolation_problem.cache_clear()
+    return problem
+
+
+_PROBLEM = _probe()
+needs_isolation = pytest.mark.skipif(
+    _PROBLEM is not None, reason=f"isolation unavailable: {_PROBLEM}"
+)
+
+WRITE = """
+import errno, sys
+target = {target!r}
+try:
+    with open(target, "w") as handle:
+        handle.write("written")
+except OSError as exc:
+    print("FAILED", errno.errorcode.get(exc.errno, exc.errno))
+else:
+    print("WROTE")
+"""
+
+
+@pytest.fixture
+def outside_dir() -> Iterator[Path]:
+    """A writable directory on the real root file system: not the project, not under /tmp
+    (which the sandbox replaces with its own tmpfs, so a write there proves nothing)."""
+    base = "/var/tmp" if os.access("/var/tmp", os.W_OK) else str(Path.home())
+    path = Path(tempfile.mkdtemp(prefix="ctxmode-isolate-", dir=base))
+    yield path
+    for child in path.iterdir():
+        child.unlink()
+    path.rmdir()
+
+
+@needs_isolation
+def test_write_outside_the_project_fails_read_only(run, outside_dir):
+    target = outside_dir / "escape.txt"
+    result = run("python", WRITE.format(target=str(target)), isolate=True)
+    assert result.isolated is True
+    assert result.stdout == "FAILED EROFS\n", result.stderr
+    assert not target.exists()
+
+
+@needs_isolation
+def test_same_write_succeeds_without_isolation(run, outside_dir):
+    target = outside_dir / "escape.txt"
+    result = run("python", WRITE.format(target=str(target)), isolate=False)
+    assert result.isolated is False
+    assert result.stdout == "WROTE\n"
+    assert target.read_text() == "written"
+
+
+@needs_isolation
+def test_write_inside_the_project_succeeds(run, project):
+    target = project / "inside.txt"
+    result = run("python", WRITE.format(target=str(target)), isolate=True)
+    assert result.stdout == "WROTE\n", result.stderr
+    assert target.read_text() == "written"
+
+
+@needs_isolation
+def test_shell_runs_confined_in_the_project_root(run, project, outside_dir):
+    code = f'pwd -P\necho made > here.txt\necho made > "{outside_dir}/x.txt" || echo refused'
+    result = run("shell", code, isolate=True)
+    lines = result.stdout.splitlines()
+    assert lines[0] == str(project)
+    assert lines[-1] == "refused"
+    assert (project / "here.txt").read_text() == "made\n"
+    assert not (outside_dir / "x.txt").exists()
+
+
+@pytest.fixture
+def listener() -> Iterator[int]:
+    server = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    server.bind(("127.0.0.1", 0))
+    server.listen(8)
+    try:
+        yield server.getsockname()[1]
+    finally:
+        server.close()
+
+
+CONNECT = """
+import socket
+try:
+    socket.create_connection(("127.0.0.1", {port}), timeout=5).close()
+except OSError as exc:
+    print("NO NETWORK", type(exc).__name__)
+else:
+    print("CONNECTED")
+"""
+
+
+@needs_isolation
+def test_no_network_cannot_reach_a_listener_on_the_host(run, listener):
+    result = run("python", CONNECT.format(port=listener), isolate=True, network=False)
+    assert result.stdout.startswith("NO NETWORK"), result.stdout + result.stderr
+
+
+@needs_isolation
+def test_network_allowed_reaches_the_same_listener(run, listener):
+    result = run("python", CONNECT.format(port=listener), isolate=True, network=True)
+    assert result.stdout == "CONNECTED\n", result.stderr
+
+
+@needs_isolation
+def test_isolate_comes_from_the_environment_when_not_given(run, outside_dir, monkeypatch):
+    monkeypatch.setenv("CTXMODE_ISOLATE", "1")
+    target = outside_dir / "escape.txt"
+    result = run("python", WRITE.format(target=str(target)), isolate=None)
+    assert result.isolated is True
+    assert result.stdout == "FAILED EROFS\n"
+
+
+@needs_isolation
+def test_confined_run_is_still_killed_whole_on_timeout(run, project, reaper):
+    # Pids inside the sandbox are namespaced, so the host finds the grandchild by a unique
+    # argument instead.
+    token = f"300.{uuid.uuid4().int % 10**9:09d}"
+    code = f"sleep {token} &\necho $! > pids\nwhile :; do sleep 1; done"
+    outcome = {}
+    worker = threading.Thread(
+        target=lambda: outcome.update(result=run("shell", code, isolate=True, timeout_ms=4000))
+    )
+    worker.start()
+    try:
+        wait_for_file(project / "pids")
+        found = [
+            p.pid for p in psutil.process_iter(["cmdline"]) if token in (p.info["cmdline"] or [])
+        ]
+        reaper(found)
+    finally:
+        worker.join(30)
+    assert found, "the confined grandchild was not visible on the host"
+    assert outcome["result"].timed_out is True
+    assert survivors(found) == []
+
+
+def test_isolate_without_bubblewrap_refuses_plainly(run, empty_path):
+    with pytest.raises(EnvironmentProblem) as caught:
+        run("python", "print('must not run unconfined')", isolate=True)
+    message = str(caught.value)
+    assert "bubblewrap" in message
+    assert "install" in message
+
+
+def test_isolate_refusal_runs_nothing(run, project, empty_path):
+    with pytest.raises(EnvironmentProblem):
+        run("python", f"open({str(project / 'ran')!r}, 'w').close()", isolate=True)
+    assert not (project / "ran").exists()
