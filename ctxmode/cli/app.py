@@ -4,7 +4,7 @@ import typer
 
 from ctxmode import __version__
 from ctxmode.cli import output
-from ctxmode.cli.commands import execute, hook, index, search, sources
+from ctxmode.cli.commands import execute, hook, index, policy, search, sources
 from ctxmode.errors import CtxError, ExitCode
 
 app = typer.Typer(
@@ -37,6 +37,7 @@ app.command()(search.search)
 app.command()(sources.sources)
 app.command("execute")(execute.execute_command)
 app.command("execute-file")(execute.execute_file_command)
+app.add_typer(policy.policy_app)
 app.command()(hook.hook)
 
 

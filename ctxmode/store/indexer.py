@@ -94,7 +94,8 @@ def index_paths(
         if progress:
             progress(n, len(targets), shown)
         if deny is not None and deny(str(path)):
-            run.skipped.append(Problem(str(path), f"denied by policy: {shown}", "denied", explicit))
+            message = f"File access blocked by security policy: a Read deny rule matches {shown}"
+            run.skipped.append(Problem(str(path), message, "denied", explicit))
             continue
         name = label if (label is not None and single) else None
         prefix = label if (label is not None and not single) else None

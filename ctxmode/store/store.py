@@ -574,7 +574,7 @@ class ContentStore:
             return self._search(*run, report)
         result = self._search(*run, RefreshReport())
         report = self.refresh(labels={h.source for h in result.hits if h.file_path})
-        if report.refreshed or report.dropped:
+        if report.refreshed or report.dropped or report.denied:
             return self._search(*run, report)
         return result
 
@@ -645,7 +645,11 @@ class ContentStore:
                 first_layer.setdefault(cid, layer)
         if not fused:
             return SearchResult(query, [], corrections, report)
-        hits = self._rerank(parsed, fused, first_layer, extra, corrections, limit, snippet_chars)
+        # Sources whose file a Read rule now denies are neither re-read nor served.
+        hidden = frozenset(report.denied)
+        hits = self._rerank(
+            parsed, fused, first_layer, extra, corrections, hidden, limit, snippet_chars
+        )
         return SearchResult(query, hits, corrections, report)
 
     def _rerank(
@@ -655,6 +659,7 @@ class ContentStore:
         first_layer: dict[int, str],
         extra: dict[str, tuple[str, ...]],
         corrections: dict[str, str],
+        hidden: frozenset[str],
         limit: int,
         snippet_chars: int,
     ) -> list[SearchHit]:
@@ -691,7 +696,7 @@ class ContentStore:
         scored: list[tuple[float, int]] = []
         for cid, rrf in fused.items():
             row = rows.get(cid)
-            if row is None:
+            if row is None or row["label"] in hidden:
                 continue
             content = row["content"].lower()
             title = row["title"].lower()

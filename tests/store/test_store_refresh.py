@@ -139,7 +139,7 @@ def test_rehash_of_an_unchanged_file_reindexes_nothing(store, doc, indexed):
     assert _chunk_ids(store, indexed) == ids
 
 
-def test_denied_file_is_never_reread_and_is_reported(tmp_path, doc):
+def test_denied_file_is_never_reread_nor_served_and_is_reported(tmp_path, doc):
     asked = []
 
     def deny(path):
@@ -154,9 +154,11 @@ def test_denied_file_is_never_reread_and_is_reported(tmp_path, doc):
         result = store.search("marmot")
         assert result.refresh.denied == [str(doc)]
         assert result.refresh.refreshed == []
-        assert sorted(h.source for h in result.hits) == sorted([str(doc), "pasted"])
+        assert [h.source for h in result.hits] == ["pasted"]
         assert _hits(store, "wombat") == []
         assert asked and set(asked) == {str(doc)}
+    with ContentStore(tmp_path / "kb.db") as store:  # the rule is lifted: it is back
+        assert "marmot" not in store.search("wombat").hits[0].snippet
 
 
 def test_denied_file_that_disappeared_is_left_alone_not_dropped(tmp_path, doc):
@@ -166,7 +168,8 @@ def test_denied_file_that_disappeared_is_left_alone_not_dropped(tmp_path, doc):
         report = store.refresh()
         assert report.denied == [str(doc)]
         assert report.dropped == []
-        assert _hits(store, "marmot") == [str(doc)]
+        assert _hits(store, "marmot") == []
+        assert [s.label for s in store.sources()] == [str(doc)]
 
 
 def test_text_sources_never_refresh_even_when_labelled_with_a_file_path(store, doc):

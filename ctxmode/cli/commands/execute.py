@@ -11,7 +11,7 @@ from ctxmode.cli import output
 from ctxmode.cli.options import JsonOpt, ProjectOpt
 from ctxmode.errors import ExitCode, InputError, UsageError
 from ctxmode.executor import ExecRequest, ExecResult, execute
-from ctxmode.executor.runtimes import LANGUAGES
+from ctxmode.executor.runtimes import LANGUAGES, normalize_language
 
 LangOpt = Annotated[
     str,
@@ -234,8 +234,17 @@ def execute_file_command(
 
 
 def _check_code(request: ExecRequest) -> None:
-    """Refuse code the project's permission rules deny (see ctxmode.security)."""
+    """Refuse code the project's permission rules deny (exit 5)."""
+    from ctxmode.security import check_code, enforce, load_policy
+
+    language = normalize_language(request.language)
+    enforce(check_code(load_policy(request.project_dir), language, request.code))
 
 
 def _check_path(request: ExecRequest) -> None:
-    """Refuse a file the project's Read rules deny (see ctxmode.security)."""
+    """Refuse a file the project's Read rules deny (exit 5)."""
+    from ctxmode.security import check_path, enforce, load_policy
+
+    assert request.file_path is not None
+    policy = load_policy(request.project_dir)
+    enforce(check_path(policy, request.file_path, request.project_dir))

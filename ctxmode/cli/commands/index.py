@@ -11,6 +11,7 @@ from ctxmode.cli.commands.sources import render_sources
 from ctxmode.cli.context import open_store
 from ctxmode.cli.options import JsonOpt, ProjectOpt
 from ctxmode.errors import CtxError, ExitCode, InputError, NotFoundError, UsageError
+from ctxmode.store import ContentStore
 from ctxmode.store.files import MAX_FILE_BYTES
 from ctxmode.store.indexer import IndexRun, index_paths
 
@@ -92,7 +93,7 @@ def index(
 
 
 def run_files(
-    store: object,
+    store: ContentStore,
     names: list[str],
     project: Path,
     source: str | None,
@@ -102,9 +103,6 @@ def run_files(
 ) -> None:
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
 
-    from ctxmode.store import ContentStore
-
-    assert isinstance(store, ContentStore)
     bar = Progress(
         TextColumn("indexing"),
         BarColumn(),
@@ -133,6 +131,7 @@ def run_files(
             label=source,
             max_bytes=max_bytes,
             include_hidden=hidden,
+            deny=store.deny,
             progress=progress,
         )
     finally:
