@@ -4,7 +4,7 @@ import typer
 
 from ctxmode import __version__
 from ctxmode.cli import output
-from ctxmode.cli.commands import execute, hook, index, policy, search, sources
+from ctxmode.cli.commands import execute, hook, index, policy, search, serve, sources
 from ctxmode.errors import CtxError, ExitCode
 
 app = typer.Typer(
@@ -38,6 +38,7 @@ app.command()(sources.sources)
 app.command("execute")(execute.execute_command)
 app.command("execute-file")(execute.execute_file_command)
 app.add_typer(policy.policy_app)
+app.command()(serve.serve)
 app.command()(hook.hook)
 
 

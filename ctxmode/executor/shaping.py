@@ -13,6 +13,7 @@ stderr. A timeout with output returns that output marked as partial.
 """
 
 from collections.abc import Callable
+from contextlib import AbstractContextManager
 from dataclasses import dataclass
 
 from ctxmode.executor import ExecResult
@@ -24,7 +25,8 @@ INTENT_HITS = 5
 PREVIEW_CHARS = 120
 ERROR_INTENT = "errors failures exceptions"
 
-StoreOpener = Callable[[], ContentStore]
+# A fresh store (closed after use) or a shared one (a context that leaves it open).
+StoreOpener = Callable[[], AbstractContextManager[ContentStore]]
 
 
 @dataclass(frozen=True)

@@ -1,0 +1,95 @@
+"""The host's permission rules, applied to what ctxmode is asked to run or read.
+
+Agents reach the shell and the file system through ctxmode (``ctx_execute``,
+``ctx_batch_execute``, ``ctx_execute_file``, ``ctx_index``), so the host's own
+``permissions.deny`` rules would be one tool name away from useless. This package reads
+those rules and answers, for a command, a piece of code or a file path: deny, ask, allow
+or no decision. It is core code: standard library only, no printing, and the
+``check_*`` functions never raise.
+
+Decisions follow the host (Claude Code): deny, then ask, then allow, whichever file a
+rule came from. A deny anywhere beats an allow anywhere, so a project-local deny
+overrides a global allow. No matching rule gives `Decision.NONE`: the caller carries on
+as if there were no policy.
+
+Fail-open vs fail-closed: by default a broken settings file is skipped, and an internal
+error (a bug of ours) falls back to a crude parser-free deny check of the raw text, then
+to `Decision.NONE`, with the error in `Verdict.reason`: ctxmode never blocks work
+because of its own fault, yet odd input cannot switch a deny rule off. With
+``CTXMODE_REQUIRE_SECURITY=1`` (or upstream's ``CONTEXT_MODE_REQUIRE_SECURITY=1``) both
+cases deny, with a message naming the bypass.
+
+The modules, each importing only ones listed before it:
+
+* `model`: the enums and dataclasses the others speak in;
+* `settings`: where rules come from, reading and caching the files (`load_policy`);
+* `words`: the words of a simple command: wrappers peeled off, shell quoting;
+* `shell`: the lexer that splits a command the way a shell runs it (`split_command`);
+* `code`: shell escapes in code of other languages (`extract_shell_commands`);
+* `readings`: every text a command's segments are checked as;
+* `commands`: ``Bash(...)`` rules (`check_command`, `explain_command`, `check_code`)
+  and the fail-safe fallbacks;
+* `paths`: ``Read(...)`` rules (`check_path`, `explain_path`, `path_deny_check`);
+* `messages`: the wording of a deny (`deny_message`) and `enforce`.
+"""
+
+from ctxmode.security.code import TooComplexError, extract_shell_commands
+from ctxmode.security.commands import SHELL_LANGUAGES, check_code, check_command, explain_command
+from ctxmode.security.messages import Surface, deny_message, enforce
+from ctxmode.security.model import (
+    Decision,
+    Explanation,
+    Policy,
+    Rule,
+    RuleMatch,
+    Scope,
+    SettingsSource,
+    SourceStatus,
+    Subject,
+    Verdict,
+)
+from ctxmode.security.paths import check_path, explain_path, path_deny_check
+from ctxmode.security.settings import (
+    MAX_SETTINGS_BYTES,
+    PLATFORM_ENV_VARS,
+    REQUIRE_ENV_VARS,
+    claude_config_dir,
+    clear_cache,
+    load_policy,
+    settings_sources,
+)
+from ctxmode.security.shell import MAX_DEPTH, split_command
+
+__all__ = [
+    "MAX_DEPTH",
+    "MAX_SETTINGS_BYTES",
+    "PLATFORM_ENV_VARS",
+    "REQUIRE_ENV_VARS",
+    "SHELL_LANGUAGES",
+    "Decision",
+    "Explanation",
+    "Policy",
+    "Rule",
+    "RuleMatch",
+    "Scope",
+    "SettingsSource",
+    "SourceStatus",
+    "Subject",
+    "Surface",
+    "TooComplexError",
+    "Verdict",
+    "check_code",
+    "check_command",
+    "check_path",
+    "claude_config_dir",
+    "clear_cache",
+    "deny_message",
+    "enforce",
+    "explain_command",
+    "explain_path",
+    "extract_shell_commands",
+    "load_policy",
+    "path_deny_check",
+    "settings_sources",
+    "split_command",
+]

@@ -1,0 +1,176 @@
+"""The vocabulary of the policy: decisions, rules, policies, verdicts and explanations.
+
+Every other module of `ctxmode.security` speaks in these types. This one loads none of
+them: `Verdict.message` imports `ctxmode.security.messages` only when called.
+"""
+
+import sys
+from dataclasses import dataclass
+from enum import Enum
+from pathlib import Path
+
+
+class Decision(str, Enum):
+    """What the policy says about a request."""
+
+    DENY = "deny"
+    ASK = "ask"
+    ALLOW = "allow"
+    NONE = "none"
+
+
+# The decisions a rule can carry, in precedence order.
+_KINDS = (Decision.DENY, Decision.ASK, Decision.ALLOW)
+
+
+class Scope(str, Enum):
+    """Which settings file a rule came from, most authoritative first."""
+
+    MANAGED = "managed"
+    LOCAL = "local"
+    PROJECT = "project"
+    GLOBAL = "global"
+    PLATFORM = "platform"
+    USER = "user"
+
+
+class SourceStatus(str, Enum):
+    """What happened when a settings file was read."""
+
+    LOADED = "loaded"
+    MISSING = "missing"
+    INVALID = "invalid"
+    UNREADABLE = "unreadable"
+
+
+class Subject(str, Enum):
+    """What was checked; it selects the wording of the deny message."""
+
+    COMMAND = "command"
+    SHELL_CODE = "shell_code"
+    EMBEDDED = "embedded"
+    PATH = "path"
+
+
+@dataclass(frozen=True)
+class Rule:
+    """One permission rule and where it came from.
+
+    ``specifier`` is the text inside the parentheses, ``None`` for a bare tool name
+    (``Bash`` alone matches every command, ``Read`` every path).
+    """
+
+    raw: str
+    tool: str
+    specifier: str | None
+    kind: Decision
+    source: Path
+    scope: Scope
+    position: int
+
+    @property
+    def origin(self) -> str:
+        """``<scope> settings <file> permissions.<list>[<index>]``."""
+        where = f"permissions.{self.kind.value}[{self.position}]"
+        return f"{self.scope.value} settings {self.source} {where}"
+
+
+@dataclass(frozen=True)
+class SettingsSource:
+    """One settings file that was looked at, and what came of it."""
+
+    path: Path
+    scope: Scope
+    status: SourceStatus
+    rule_count: int = 0
+    error: str | None = None
+
+
+@dataclass(frozen=True)
+class Policy:
+    """The rules in force for one project, in precedence order, with their origins."""
+
+    project_dir: Path
+    rules: tuple[Rule, ...] = ()
+    sources: tuple[SettingsSource, ...] = ()
+    warnings: tuple[str, ...] = ()
+    fail_closed: bool = False
+    case_insensitive_commands: bool = sys.platform == "win32"
+    case_insensitive_paths: bool = sys.platform in ("win32", "darwin")
+
+    @property
+    def has_rules(self) -> bool:
+        """At least one settings file yielded a rule."""
+        return bool(self.rules)
+
+    @property
+    def broken(self) -> bool:
+        """Some settings file exists but could not be used."""
+        bad = (SourceStatus.INVALID, SourceStatus.UNREADABLE)
+        return any(s.status in bad for s in self.sources)
+
+    @property
+    def fail_closed_engaged(self) -> bool:
+        """Fail-closed was asked for and the settings are broken: every check denies."""
+        return self.fail_closed and self.broken
+
+    def rules_for(self, tool: str) -> tuple[Rule, ...]:
+        """The rules naming ``tool`` (``"Bash"``, ``"Read"``), in precedence order."""
+        return tuple(r for r in self.rules if r.tool == tool)
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """The answer to one check.
+
+    ``segment`` is the part of the input the deciding rule matched (a command segment, a
+    segment of an embedded command, or a resolved path) and ``matched_as`` the reading of
+    it that matched (``rm -rf /`` for ``sudo timeout 5 rm -rf /``). ``embedded`` is the
+    whole command found in non-shell code. ``reason`` explains verdicts without a rule
+    (fail-closed, internal error).
+    """
+
+    decision: Decision
+    subject: Subject
+    rule: Rule | None = None
+    segment: str | None = None
+    matched_as: str | None = None
+    embedded: str | None = None
+    reason: str | None = None
+
+    @property
+    def denied(self) -> bool:
+        return self.decision is Decision.DENY
+
+    @property
+    def message(self) -> str | None:
+        """The hook-surface deny message (`deny_message`), ``None`` unless denied."""
+        # Imported on use: the messages module builds on this one.
+        from ctxmode.security.messages import deny_message
+
+        return deny_message(self) if self.denied else None
+
+
+@dataclass(frozen=True)
+class RuleMatch:
+    """A rule that was considered, and the segments or paths it matched (maybe none)."""
+
+    rule: Rule
+    matched: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class Explanation:
+    """Everything behind one decision, for ``ctxmode policy check``."""
+
+    subject: str
+    kind: Subject
+    parts: tuple[str, ...]
+    verdict: Verdict
+    considered: tuple[RuleMatch, ...]
+    sources: tuple[SettingsSource, ...]
+    warnings: tuple[str, ...] = ()
+
+    @property
+    def decided_by(self) -> Rule | None:
+        return self.verdict.rule

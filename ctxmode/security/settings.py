@@ -1,0 +1,284 @@
+"""Where the permission rules come from, and reading them into a `Policy`.
+
+Where rules come from, most authoritative first (`settings_sources`):
+
+* Claude Code managed settings (``/etc/claude-code/managed-settings.json`` or the macOS
+  and Windows equivalents, plus ``managed-settings.d/*.json``);
+* ``<project>/.claude/settings.local.json``, then ``<project>/.claude/settings.json``;
+* global: an explicit file when the caller names one (Codex passes
+  ``$CODEX_HOME/settings.json``); otherwise the detected platform's own
+  ``<config dir>/settings.json`` (non-Claude platforms only) and always
+  ``<CLAUDE_CONFIG_DIR or ~/.claude>/settings.json``.
+
+Only the ``permissions.deny``, ``permissions.ask`` and ``permissions.allow`` string lists
+are read. A missing file is normal; a malformed or unreadable one is skipped and reported
+in `Policy.warnings`. Parsed files are cached per process by their ``stat`` signature,
+so `load_policy` on every hook call costs a few ``stat`` calls.
+"""
+
+import json
+import os
+import re
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+from typing import NamedTuple
+
+from ctxmode.security.model import (
+    _KINDS,
+    Decision,
+    Policy,
+    Rule,
+    Scope,
+    SettingsSource,
+    SourceStatus,
+)
+
+REQUIRE_ENV_VARS = ("CTXMODE_REQUIRE_SECURITY", "CONTEXT_MODE_REQUIRE_SECURITY")
+PLATFORM_ENV_VARS = ("CTXMODE_PLATFORM", "CONTEXT_MODE_PLATFORM")
+MAX_SETTINGS_BYTES = 4 * 1024 * 1024
+
+
+_RULE_RE = re.compile(r"\s*([A-Za-z_][\w-]*)\s*(?:\((.*)\))?\s*", re.DOTALL)
+
+
+# Config roots of the other platforms (spec 8.1) under the home directory, and the
+# variable that replaces the root when set.
+_PLATFORM_ROOTS: dict[str, tuple[tuple[str, ...], str | None]] = {
+    "gemini-cli": ((".gemini",), "GEMINI_CLI_HOME"),
+    "antigravity": ((".gemini",), None),
+    "codex": ((".codex",), "CODEX_HOME"),
+    "cursor": ((".cursor",), None),
+    "vscode-copilot": ((".vscode",), None),
+    "jetbrains-copilot": ((".config", "JetBrains"), None),
+    "kiro": ((".kiro",), None),
+    "opencode": ((".config", "opencode"), None),
+    "kilo": ((".config", "kilo"), None),
+    "openclaw": ((".openclaw",), None),
+    "pi": ((".pi",), None),
+    "omp": ((".omp",), None),
+    "qwen-code": ((".qwen",), None),
+    "zed": ((".config", "zed"), None),
+}
+
+
+class _Parsed(NamedTuple):
+    status: SourceStatus
+    entries: tuple[tuple[Decision, int, str], ...]
+    error: str | None
+    warnings: tuple[str, ...]
+
+
+_FILE_CACHE: dict[str, tuple[tuple[int, int, int, int], _Parsed]] = {}
+
+
+def clear_cache() -> None:
+    """Forget parsed settings files (they are re-read anyway when their stat changes)."""
+    _FILE_CACHE.clear()
+
+
+def _expand_dir(value: str, home: Path) -> Path:
+    """``~``, ``~/x`` and ``~\\x`` against ``home``; anything else made absolute."""
+    if value == "~":
+        return home
+    if value.startswith(("~/", "~\\")):
+        return home / value[2:]
+    return Path(os.path.abspath(value))
+
+
+def claude_config_dir(home: Path | None = None) -> Path:
+    """``$CLAUDE_CONFIG_DIR`` (``~`` expanded), or ``~/.claude`` when unset or blank."""
+    home = Path.home() if home is None else home
+    value = os.environ.get("CLAUDE_CONFIG_DIR", "").strip()
+    return _expand_dir(value, home) if value else home / ".claude"
+
+
+def _platform_dir(platform: str, home: Path) -> Path | None:
+    entry = _PLATFORM_ROOTS.get(platform)
+    if entry is None:
+        return None
+    parts, env_var = entry
+    value = os.environ.get(env_var, "").strip() if env_var else ""
+    if value:
+        return _expand_dir(value, home)
+    xdg = os.environ.get("XDG_CONFIG_HOME", "").strip()
+    if parts[0] == ".config" and xdg:
+        return Path(xdg).joinpath(*parts[1:])
+    return home.joinpath(*parts)
+
+
+def _managed_paths() -> list[Path]:
+    if sys.platform == "darwin":
+        base = Path("/Library/Application Support/ClaudeCode")
+    elif sys.platform == "win32":
+        base = Path(os.environ.get("ProgramFiles", r"C:\Program Files")) / "ClaudeCode"
+    else:
+        base = Path("/etc/claude-code")
+    paths = [base / "managed-settings.json"]
+    try:
+        paths.extend(sorted((base / "managed-settings.d").glob("*.json")))
+    except OSError:
+        pass
+    return paths
+
+
+def settings_sources(
+    project_dir: Path | str,
+    *,
+    platform: str | None = None,
+    global_settings: Path | None = None,
+    managed_settings: Sequence[Path] | None = None,
+    home: Path | None = None,
+) -> list[tuple[Path, Scope]]:
+    """The settings files to read, most authoritative first (see the module docstring).
+
+    ``platform`` defaults to ``$CTXMODE_PLATFORM`` (or ``$CONTEXT_MODE_PLATFORM``);
+    ``managed_settings`` replaces the OS managed-settings locations.
+    """
+    home = Path.home() if home is None else home
+    project = Path(project_dir)
+    managed = _managed_paths() if managed_settings is None else managed_settings
+    out = [(Path(p), Scope.MANAGED) for p in managed]
+    out.append((project / ".claude" / "settings.local.json", Scope.LOCAL))
+    out.append((project / ".claude" / "settings.json", Scope.PROJECT))
+    if global_settings is not None:
+        out.append((Path(global_settings), Scope.GLOBAL))
+        return out
+    if platform is None:
+        platform = next((os.environ[v].strip() for v in PLATFORM_ENV_VARS if os.environ.get(v)), "")
+    root = _platform_dir(platform, home) if platform != "claude-code" else None
+    if root is not None:
+        out.append((root / "settings.json", Scope.PLATFORM))
+    out.append((claude_config_dir(home) / "settings.json", Scope.USER))
+    return out
+
+
+def _read_settings(path: Path) -> _Parsed:
+    try:
+        st = path.stat()
+    except (FileNotFoundError, NotADirectoryError):
+        return _Parsed(SourceStatus.MISSING, (), None, ())
+    except OSError as exc:
+        return _Parsed(SourceStatus.UNREADABLE, (), f"cannot stat: {exc.strerror or exc}", ())
+    key = (st.st_mtime_ns, st.st_size, st.st_ino, st.st_ctime_ns)
+    cached = _FILE_CACHE.get(str(path))
+    if cached is not None and cached[0] == key:
+        return cached[1]
+    parsed = _parse_settings(path, st.st_size)
+    _FILE_CACHE[str(path)] = (key, parsed)
+    return parsed
+
+
+def _invalid(error: str) -> _Parsed:
+    return _Parsed(SourceStatus.INVALID, (), error, ())
+
+
+def _parse_settings(path: Path, size: int) -> _Parsed:
+    # Defense in depth: an oversized file is not parsed on every hook call.
+    if size > MAX_SETTINGS_BYTES:
+        return _invalid(f"larger than {MAX_SETTINGS_BYTES} bytes")
+    try:
+        text = path.read_text(encoding="utf-8-sig")
+    except UnicodeDecodeError:
+        return _invalid("not UTF-8 text")
+    except OSError as exc:
+        return _Parsed(SourceStatus.UNREADABLE, (), f"cannot read: {exc.strerror or exc}", ())
+    if not text.strip():
+        return _Parsed(SourceStatus.LOADED, (), None, ())
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as exc:
+        return _invalid(f"malformed JSON ({exc.msg}, line {exc.lineno} column {exc.colno})")
+    except RecursionError:
+        return _invalid("JSON nested too deeply")
+    if not isinstance(data, dict):
+        return _invalid("top level is not a JSON object")
+    permissions = data.get("permissions")
+    if permissions is None:
+        return _Parsed(SourceStatus.LOADED, (), None, ())
+    if not isinstance(permissions, dict):
+        return _invalid('"permissions" is not an object')
+    entries: list[tuple[Decision, int, str]] = []
+    warnings: list[str] = []
+    for kind in _KINDS:
+        items = permissions.get(kind.value)
+        if items is None:
+            continue
+        if not isinstance(items, list):
+            warnings.append(f'{path}: "permissions.{kind.value}" is not a list; ignored')
+            continue
+        for i, item in enumerate(items):
+            if isinstance(item, str):
+                entries.append((kind, i, item))
+            else:
+                warnings.append(f"{path}: permissions.{kind.value}[{i}] is not a string; ignored")
+    return _Parsed(SourceStatus.LOADED, tuple(entries), None, tuple(warnings))
+
+
+def _parse_rule(raw: str, kind: Decision, position: int, path: Path, scope: Scope) -> Rule | str:
+    """A `Rule`, or a warning saying why ``raw`` is not one."""
+    where = f"{path}: permissions.{kind.value}[{position}] {raw!r}"
+    m = _RULE_RE.fullmatch(raw)
+    if m is None:
+        return f"{where} is not Tool or Tool(specifier); ignored"
+    tool, spec = m.group(1), m.group(2)
+    if spec is not None and not spec.strip():
+        return f"{where} has an empty specifier; ignored"
+    specifier = None if spec is None else spec.strip()
+    return Rule(raw.strip(), tool, specifier, kind, path, scope, position)
+
+
+def _require_security() -> bool:
+    values = (os.environ.get(v, "").strip().lower() for v in REQUIRE_ENV_VARS)
+    return any(v in ("1", "true", "yes", "on") for v in values)
+
+
+def load_policy(
+    project_dir: Path | str,
+    *,
+    platform: str | None = None,
+    global_settings: Path | None = None,
+    managed_settings: Sequence[Path] | None = None,
+    fail_closed: bool | None = None,
+) -> Policy:
+    """Read every file of `settings_sources` into one `Policy`. Never raises.
+
+    ``fail_closed`` defaults to whether ``$CTXMODE_REQUIRE_SECURITY`` (or upstream's
+    ``$CONTEXT_MODE_REQUIRE_SECURITY``) is set to 1. If the sources themselves cannot be
+    worked out (no home directory, a vanished working directory), the policy has no rules
+    and counts as broken, so fail-closed mode denies.
+    """
+    strict = _require_security() if fail_closed is None else fail_closed
+    project = Path(os.fspath(project_dir))
+    rules: list[Rule] = []
+    sources: list[SettingsSource] = []
+    warnings: list[str] = []
+    try:
+        project = Path(os.path.abspath(project))
+        if platform is not None and platform not in _PLATFORM_ROOTS and platform != "claude-code":
+            warnings.append(f"unknown platform {platform!r}: only Claude Code settings are read")
+        found = settings_sources(
+            project,
+            platform=platform,
+            global_settings=global_settings,
+            managed_settings=managed_settings,
+        )
+    except (OSError, RuntimeError, ValueError) as exc:
+        error = f"cannot locate the settings files: {exc}"
+        broken = SettingsSource(project, Scope.PROJECT, SourceStatus.UNREADABLE, 0, error)
+        return Policy(project, (), (broken,), (error,), strict)
+    for path, scope in found:
+        parsed = _read_settings(path)
+        count = 0
+        for kind, position, raw in parsed.entries:
+            rule = _parse_rule(raw, kind, position, path, scope)
+            if isinstance(rule, Rule):
+                rules.append(rule)
+                count += 1
+            else:
+                warnings.append(rule)
+        warnings.extend(parsed.warnings)
+        if parsed.error is not None:
+            warnings.append(f"{path}: {parsed.error}; skipped")
+        sources.append(SettingsSource(path, scope, parsed.status, count, parsed.error))
+    return Policy(project, tuple(rules), tuple(sources), tuple(warnings), strict)

@@ -1,0 +1,95 @@
+"""The words of one simple command: assignments, wrappers peeled off, shell quoting.
+
+``sudo -u x timeout 5 rm -rf /`` is also read as ``timeout 5 rm -rf /`` and
+``rm -rf /``: `_peeled` takes wrappers (``sudo``, ``env``, ``timeout``, ``nohup``,
+``xargs`` ...) off one at a time. Plain word lists only: no lexing happens here.
+"""
+
+import os
+import re
+
+_ASSIGNMENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\+?=")
+_SHELLS = frozenset({"sh", "bash", "zsh", "dash", "ksh", "mksh", "ash", "fish", "busybox"})
+
+
+def _options(text: str) -> frozenset[str]:
+    return frozenset(text.split())
+
+
+# wrapper -> (options that take a value, positional arguments before the command)
+_WRAPPERS: dict[str, tuple[frozenset[str], int]] = {
+    "sudo": (
+        _options(
+            "-u -g -C -D -h -p -r -t -U -T --user --group --chdir --prompt --role --type"
+            " --other-user --host --close-from --command-timeout"
+        ),
+        0,
+    ),
+    "doas": (_options("-u -C"), 0),
+    "env": (_options("-u -C -S --unset --chdir --split-string"), 0),
+    "nice": (_options("-n --adjustment"), 0),
+    "nohup": (frozenset(), 0),
+    "timeout": (_options("-s -k --signal --kill-after"), 1),
+    "time": (_options("-f -o --format --output"), 0),
+    "command": (frozenset(), 0),
+    "builtin": (frozenset(), 0),
+    "exec": (_options("-a"), 0),
+    "stdbuf": (_options("-i -o -e --input --output --error"), 0),
+    "ionice": (_options("-c -n -p -P -u --class --classdata"), 0),
+    "watch": (_options("-n --interval"), 0),
+    "unbuffer": (frozenset(), 0),
+    "xargs": (
+        _options(
+            "-I -L -n -P -s -d -E -a --arg-file --delimiter --max-args --max-procs"
+            " --max-chars --replace --eof --max-lines --process-slot-var"
+        ),
+        0,
+    ),
+}
+
+
+def _peel(words: list[str]) -> list[str] | None:
+    """``sudo -u x rm -rf /`` -> ``rm -rf /``; ``None`` when the command is no wrapper."""
+    name = os.path.basename(words[0])
+    spec = _WRAPPERS.get(name)
+    if spec is None or (name == "command" and words[1:2] in (["-v"], ["-V"])):
+        return None
+    with_value, positional = spec
+    i = 1
+    while i < len(words):
+        w = words[i]
+        if w == "--":
+            i += 1
+            break
+        if w.startswith("-") and len(w) > 1:
+            i += 2 if w in with_value else 1
+        elif name == "env" and _ASSIGNMENT.match(w):
+            i += 1
+        elif positional:
+            positional -= 1
+            i += 1
+        else:
+            break
+    return words[i:] or None
+
+
+def _peeled(words: list[str]) -> list[list[str]]:
+    """``words`` and each command left after peeling one more wrapper off it."""
+    out = [words] if words else []
+    while out and len(out) <= 8:
+        inner = _peel(out[-1])
+        if inner is None:
+            break
+        out.append(inner)
+    return out
+
+
+_SAFE_WORD = re.compile(r"[\w@%+=:,./-]+")
+_PLACEHOLDER = "$ARG"
+
+
+def _quote(word: str) -> str:
+    """Shell-quote ``word`` (the non-literal placeholder stays bare)."""
+    if word == _PLACEHOLDER or _SAFE_WORD.fullmatch(word):
+        return word
+    return "'" + word.replace("'", "'\"'\"'") + "'"

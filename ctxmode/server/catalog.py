@@ -1,0 +1,159 @@
+"""The ctx_* tool definitions an agent sees: names, argument names and meanings as upstream
+context-mode has them, described tersely.
+
+Every agent pays for this list on every turn, so descriptions are contracts, not essays:
+what the tool does, when to use it instead of the host's own tools, and the limits.
+"""
+
+from dataclasses import dataclass
+from typing import Any
+
+LANGUAGES = [
+    "javascript",
+    "typescript",
+    "python",
+    "shell",
+    "ruby",
+    "go",
+    "rust",
+    "php",
+    "perl",
+    "r",
+    "elixir",
+    "csharp",
+]
+
+
+@dataclass(frozen=True)
+class ToolDef:
+    name: str
+    title: str
+    description: str
+    schema: dict[str, Any]
+    read_only: bool = False
+    destructive: bool = False
+    idempotent: bool = False
+    open_world: bool = False
+
+
+def _obj(required: list[str], **props: dict[str, Any]) -> dict[str, Any]:
+    schema: dict[str, Any] = {"type": "object", "properties": props}
+    if required:
+        schema["required"] = required
+    return schema
+
+
+def _s(description: str = "", **extra: Any) -> dict[str, Any]:
+    return {"type": "string", **({"description": description} if description else {}), **extra}
+
+
+_LANGUAGE = _s(enum=LANGUAGES)
+_TIMEOUT = {"type": "number", "description": "ms; default 120000"}
+_INTENT = _s("what you look for: output over 5KB returns only matching sections")
+
+TOOLS: list[ToolDef] = [
+    ToolDef(
+        "ctx_execute",
+        "Execute Code",
+        "Run code in a sandbox; only what it prints enters context. Use instead of Bash for "
+        "anything with long output: tests, builds, logs, git, APIs, data. Print only the "
+        "answer. Output over 100KB is indexed for ctx_search.",
+        _obj(
+            ["language", "code"],
+            language=_LANGUAGE,
+            code=_s(),
+            timeout=_TIMEOUT,
+            background={"type": "boolean", "description": "on timeout keep it running"},
+            intent=_INTENT,
+        ),
+        destructive=True,
+        open_world=True,
+    ),
+    ToolDef(
+        "ctx_execute_file",
+        "Execute File Processing",
+        "Process a file without reading it into context: the code gets FILE_CONTENT and "
+        "FILE_CONTENT_PATH (file_content in Elixir/Rust); only its output returns. Use "
+        "instead of Read for logs, CSV, JSON, test output.",
+        _obj(
+            ["path", "language", "code"],
+            path=_s("absolute or relative to the project"),
+            language=_LANGUAGE,
+            code=_s(),
+            timeout=_TIMEOUT,
+            intent=_INTENT,
+        ),
+        destructive=True,
+        open_world=True,
+    ),
+    ToolDef(
+        "ctx_batch_execute",
+        "Batch Execute & Search",
+        "Run shell commands, index all output, and answer queries on it in one call. Best "
+        "first research step: send every command and question at once. Serial commands "
+        "share the timeout; concurrency up to 8 for I/O-bound ones.",
+        _obj(
+            ["commands", "queries"],
+            commands={
+                "type": "array",
+                "minItems": 1,
+                "items": _obj(["label", "command"], label=_s(), command=_s()),
+            },
+            queries={"type": "array", "minItems": 1, "items": _s()},
+            timeout=_TIMEOUT,
+            concurrency={"type": "integer", "minimum": 1, "maximum": 8},
+        ),
+        destructive=True,
+        open_world=True,
+    ),
+    ToolDef(
+        "ctx_index",
+        "Index Content",
+        "Index docs, notes or a file into the project knowledge base for ctx_search. "
+        "Markdown splits by heading, code by definition; an indexed path is re-read when "
+        "it changes. Not for logs or test output: use ctx_execute_file.",
+        _obj(
+            [],
+            content=_s("text to index, or give path"),
+            path=_s("file read server-side; never enters context"),
+            source=_s("label"),
+        ),
+        idempotent=True,
+    ),
+    ToolDef(
+        "ctx_search",
+        "Search Indexed Content",
+        "Search the knowledge base (indexed files, URLs, command output). Put all questions "
+        "in one call; 2-4 specific terms each. Returns source, lines, title and the "
+        "matching lines.",
+        _obj(
+            ["queries"],
+            queries={"type": "array", "items": _s()},
+            limit={"type": "number", "description": "per query, default 3"},
+            source=_s("only labels containing this"),
+            contentType=_s(enum=["code", "prose"]),
+            sort=_s(enum=["relevance", "timeline"]),
+        ),
+        read_only=True,
+    ),
+    ToolDef(
+        "ctx_fetch_and_index",
+        "Fetch & Index URL(s)",
+        "Fetch URLs server-side (HTML to markdown, JSON, text), index them and return a "
+        "short preview; then ctx_search them. Use instead of WebFetch or curl. Cached 24h "
+        "unless force.",
+        _obj(
+            [],
+            url=_s(),
+            source=_s("label"),
+            requests={
+                "type": "array",
+                "minItems": 1,
+                "items": _obj(["url"], url=_s(), source=_s()),
+            },
+            concurrency={"type": "integer", "minimum": 1, "maximum": 8},
+            force={"type": "boolean"},
+        ),
+        open_world=True,
+    ),
+]

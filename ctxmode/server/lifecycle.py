@@ -1,0 +1,73 @@
+"""How the server ends: on stdin EOF, on SIGTERM/SIGINT/SIGHUP, or when the process that
+started it dies (the watchdog), and always with every child it started killed.
+
+Upstream's server could outlive its client: one user counted 188 orphaned servers using
+8.8 GB. Here the parent is polled every second; a changed parent pid means the client is
+gone, and the server shuts down like on EOF.
+"""
+
+import logging
+import logging.handlers
+import os
+import signal
+import sys
+from pathlib import Path
+
+import anyio
+
+WATCHDOG_INTERVAL_S = 1.0
+LOG_BYTES = 1024 * 1024
+LOG_BACKUPS = 3
+
+log = logging.getLogger("ctxmode.server")
+
+
+def setup_logging(logs_dir: Path) -> None:
+    """Log to a rotating file under the data root, and warnings to stderr. Never stdout."""
+    root = logging.getLogger("ctxmode")
+    root.setLevel(logging.INFO)
+    root.propagate = False
+    stderr = logging.StreamHandler(sys.stderr)
+    stderr.setLevel(logging.WARNING)
+    stderr.setFormatter(logging.Formatter("ctxmode: %(levelname)s %(message)s"))
+    root.addHandler(stderr)
+    try:
+        logs_dir.mkdir(parents=True, exist_ok=True)
+        handler = logging.handlers.RotatingFileHandler(
+            logs_dir / "server.log",
+            maxBytes=LOG_BYTES,
+            backupCount=LOG_BACKUPS,
+            encoding="utf-8",
+        )
+    except OSError as exc:
+        root.warning("cannot write the log file in %s: %s", logs_dir, exc)
+        return
+    handler.setFormatter(
+        logging.Formatter("%(asctime)s %(process)d %(levelname)s %(name)s: %(message)s")
+    )
+    root.addHandler(handler)
+
+
+async def watch_parent(stop: anyio.CancelScope) -> None:
+    """Cancel `stop` when our parent process goes away (we get re-parented)."""
+    parent = os.getppid()
+    if parent <= 1:
+        return  # started by init or detached on purpose: nothing to watch
+    while True:
+        await anyio.sleep(WATCHDOG_INTERVAL_S)
+        if os.getppid() != parent:
+            log.warning("parent process %d is gone; shutting down", parent)
+            stop.cancel()
+            return
+
+
+async def watch_signals(stop: anyio.CancelScope) -> None:
+    """Cancel `stop` on SIGTERM, SIGINT or SIGHUP."""
+    wanted = [signal.SIGTERM, signal.SIGINT]
+    if hasattr(signal, "SIGHUP"):
+        wanted.append(signal.SIGHUP)
+    with anyio.open_signal_receiver(*wanted) as received:
+        async for signum in received:
+            log.info("signal %d received; shutting down", signum)
+            stop.cancel()
+            return

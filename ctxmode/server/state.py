@@ -1,0 +1,94 @@
+"""What one server process holds between tool calls: the project, its knowledge base, the
+runs it has started, and the search flood guard's windows."""
+
+import threading
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from ctxmode import paths
+from ctxmode.executor import BackgroundRuns
+from ctxmode.store import ContentStore
+
+SEARCH_WINDOW_S = 60.0
+SEARCH_SOFT = 3  # above this many calls in a window: one result per query
+SEARCH_HARD = 8  # above this: refused
+SWEEP_INTERVAL_S = 2.0
+
+
+@dataclass
+class _Window:
+    started: float
+    count: int = 0
+
+
+@dataclass
+class FloodGuard:
+    """Counts ctx_search calls per caller (client session, and agent when the client says
+    which): parallel sub-agents sharing one server never exhaust each other's budget."""
+
+    windows: dict[str, _Window] = field(default_factory=dict)
+    _lock: threading.Lock = field(default_factory=threading.Lock)
+
+    def hit(self, caller: str, now: float | None = None) -> tuple[int, float]:
+        """Count one call; return (calls in the window, seconds since it started)."""
+        now = time.monotonic() if now is None else now
+        with self._lock:
+            window = self.windows.get(caller)
+            if window is None or now - window.started > SEARCH_WINDOW_S:
+                window = self.windows[caller] = _Window(now)
+            window.count += 1
+            return window.count, now - window.started
+
+
+@dataclass
+class ServerState:
+    """Per-process state, created by the lifespan and closed on the way out."""
+
+    project: paths.ProjectPaths
+    runs: BackgroundRuns = field(default_factory=BackgroundRuns)
+    guard: FloodGuard = field(default_factory=FloodGuard)
+    cancels: set[threading.Event] = field(default_factory=set)
+    _store: ContentStore | None = None
+    _store_lock: threading.RLock = field(default_factory=threading.RLock)
+
+    @property
+    def project_dir(self) -> Path:
+        return self.project.project_dir
+
+    @contextmanager
+    def store(self) -> Iterator[ContentStore]:
+        """The knowledge base, opened on first use and used by one thread at a time."""
+        with self._store_lock:
+            if self._store is None:
+                from ctxmode.security import load_policy, path_deny_check
+
+                deny = path_deny_check(load_policy(self.project_dir), self.project_dir)
+                self._store = ContentStore(
+                    self.project.adopt_legacy_content_db(),
+                    deny=deny,
+                    sweep_interval=SWEEP_INTERVAL_S,
+                )
+            yield self._store
+
+    @contextmanager
+    def cancellable(self) -> Iterator[threading.Event]:
+        """A cancel flag for one run, set if the call is cancelled or the server stops."""
+        event = threading.Event()
+        self.cancels.add(event)
+        try:
+            yield event
+        finally:
+            self.cancels.discard(event)
+
+    def shutdown(self) -> None:
+        """Stop every run in flight or in the background, then close the store."""
+        for event in list(self.cancels):
+            event.set()
+        self.runs.cleanup()
+        with self._store_lock:
+            if self._store is not None:
+                self._store.close()
+                self._store = None

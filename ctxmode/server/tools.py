@@ -1,0 +1,228 @@
+"""One short function per ctx_* tool: check the arguments, make one core call, word the
+answer. Handlers run in a worker thread; a `CtxError` becomes an error result carrying
+its message (the dispatcher in `app` does that mapping once)."""
+
+import threading
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from ctxmode import batch, security
+from ctxmode.errors import NotFoundError, UsageError
+from ctxmode.executor import ExecRequest, execute
+from ctxmode.executor.runtimes import normalize_language
+from ctxmode.executor.shaping import shape
+from ctxmode.server import coerce
+from ctxmode.server.render import render_search
+from ctxmode.server.state import SEARCH_HARD, SEARCH_SOFT, ServerState
+from ctxmode.store.indexer import label_for
+
+DEFAULT_SEARCH_LIMIT = 3
+EMPTY_KB = (
+    "Knowledge base is empty — no content has been indexed yet. Index first with "
+    "ctx_batch_execute(commands, queries), ctx_fetch_and_index(url) or "
+    "ctx_index(content, source); then ctx_search works for follow-up queries."
+)
+
+
+@dataclass(frozen=True)
+class Call:
+    """Who is calling (for the flood guard) and the flag that cancels this call's runs."""
+
+    caller: str
+    cancel: threading.Event
+
+
+Reply = tuple[str, bool]  # (text, is_error)
+Handler = Callable[[ServerState, dict[str, Any], Call], Reply]
+
+
+def _timeout(args: dict[str, Any]) -> float | None:
+    # upstream's `timeout`, or `timeout_ms` as the CLI spells it
+    return coerce.number(args, "timeout", low=1) or coerce.number(args, "timeout_ms", low=1)
+
+
+def _policy(state: ServerState) -> security.Policy:
+    return security.load_policy(state.project_dir)
+
+
+def _check_code(state: ServerState, language: str, code: str) -> None:
+    security.enforce(security.check_code(_policy(state), language, code))
+
+
+def ctx_execute(state: ServerState, args: dict[str, Any], call: Call) -> Reply:
+    language = normalize_language(coerce.string(args, "language", required=True) or "")
+    code = coerce.string(args, "code", required=True) or ""
+    _check_code(state, language, code)
+    request = ExecRequest(
+        language,
+        code,
+        state.project_dir,
+        timeout_ms=_timeout(args),
+        background=coerce.boolean(args, "background"),
+    )
+    result = execute(request, registry=state.runs, cancel=call.cancel)
+    shaped = shape(
+        result,
+        label=f"execute:{language}",
+        open_store=state.store,
+        intent=coerce.string(args, "intent"),
+    )
+    return shaped.text, shaped.is_error
+
+
+def ctx_execute_file(state: ServerState, args: dict[str, Any], call: Call) -> Reply:
+    path = coerce.string(args, "path", required=True) or ""
+    language = normalize_language(coerce.string(args, "language", required=True) or "")
+    code = coerce.string(args, "code", required=True) or ""
+    policy = _policy(state)
+    security.enforce(security.check_path(policy, path, state.project_dir))
+    security.enforce(security.check_code(policy, language, code))
+    request = ExecRequest(
+        language, code, state.project_dir, timeout_ms=_timeout(args), file_path=path
+    )
+    result = execute(request, cancel=call.cancel)
+    shaped = shape(
+        result,
+        label=f"file:{path}",
+        open_store=state.store,
+        intent=coerce.string(args, "intent"),
+        timeout_text=f"Timed out processing {path} after {result.timeout_ms:.0f}ms",
+    )
+    return shaped.text, shaped.is_error
+
+
+def ctx_batch_execute(state: ServerState, args: dict[str, Any], call: Call) -> Reply:
+    raw = coerce.commands(args.get("commands"))
+    if not isinstance(raw, list) or not raw:
+        raise UsageError("commands must be a non-empty array of {label, command}")
+    commands = []
+    for item in raw:
+        if not isinstance(item, dict) or not isinstance(item.get("command"), str):
+            raise UsageError("each command must be {label, command} with a string command")
+        commands.append(
+            batch.Command(str(item.get("label") or item["command"][:40]), item["command"])
+        )
+    queries = coerce.strings(args, "queries") or []
+    if not queries:
+        raise UsageError("queries must hold at least one question")
+    policy = _policy(state)
+    for command in commands:
+        security.enforce(security.check_command(policy, command.command), batch_label=command.label)
+    timeout = _timeout(args)
+    concurrency = int(coerce.number(args, "concurrency", low=1, high=8) or 1)
+    report = batch.run_batch(
+        state.store,
+        state.project_dir,
+        commands,
+        queries,
+        timeout_ms=timeout,
+        concurrency=concurrency,
+        cancel=call.cancel,
+    )
+    if timeout is not None and batch.all_timed_out(report):
+        return f"Batch timed out after {timeout:.0f}ms. No output captured.", True
+    return batch.render_batch(report), False
+
+
+def ctx_index(state: ServerState, args: dict[str, Any], call: Call) -> Reply:
+    content = coerce.string(args, "content")
+    path = coerce.string(args, "path")
+    source = coerce.string(args, "source")
+    if not content and not path:
+        raise UsageError("Either content or path must be provided")
+    with state.store() as store:
+        if path:
+            security.enforce(security.check_path(_policy(state), path, state.project_dir))
+            resolved = Path(path).expanduser()
+            resolved = resolved if resolved.is_absolute() else state.project_dir / resolved
+            report = store.index_file(
+                resolved, source or label_for(resolved.absolute(), state.project_dir, None, None)
+            )
+        else:
+            report = store.index_text(content or "", source or "untitled")
+    return (
+        f"Indexed {report.chunks} sections ({report.code_chunks} with code) from: "
+        f'{report.label}\nUse ctx_search(queries: [...], source: "{report.label}") '
+        "to query it."
+    ), False
+
+
+def ctx_search(state: ServerState, args: dict[str, Any], call: Call) -> Reply:
+    queries = coerce.strings(args, "queries") or []
+    if not queries and coerce.string(args, "query"):
+        queries = [coerce.string(args, "query") or ""]
+    queries = [q for q in queries if q.strip()]
+    limit = int(coerce.number(args, "limit", low=1) or DEFAULT_SEARCH_LIMIT)
+    source = coerce.string(args, "source")
+    content_type = coerce.string(args, "contentType")
+    if content_type not in (None, "code", "prose"):
+        raise UsageError("contentType must be code or prose")
+    timeline = coerce.string(args, "sort") == "timeline"
+    with state.store() as store:
+        if store.chunk_count() == 0:
+            return EMPTY_KB, True
+        if not queries:
+            raise UsageError("provide query or queries")
+        count, elapsed = state.guard.hit(call.caller)
+        if count > SEARCH_HARD:
+            return (
+                f"BLOCKED: {count} search calls in {elapsed:.0f}s. You're flooding context. "
+                "STOP making individual search calls. Use ctx_batch_execute(commands, queries) "
+                "for your next research step."
+            ), True
+        effective = 1 if count > SEARCH_SOFT else min(limit, 2)
+        results = [
+            store.search(q, limit=effective, source=source, content_type=content_type)
+            for q in queries
+        ]
+    text = render_search(results, timeline=timeline)
+    if count >= SEARCH_SOFT:
+        text += (
+            f"\n\n⚠ search call #{count}/{SEARCH_HARD} in this window. Results limited to "
+            f'{effective}/query. Batch queries: ctx_search(queries: ["q1","q2"]) or use '
+            "ctx_batch_execute."
+        )
+    return text, False
+
+
+def ctx_fetch_and_index(state: ServerState, args: dict[str, Any], call: Call) -> Reply:
+    from ctxmode.fetch import service
+
+    requests = args.get("requests")
+    url = coerce.string(args, "url")
+    if requests is None and not url:
+        raise UsageError(
+            "ctx_fetch_and_index requires either `url` (single) or "
+            "`requests: [{url, source?}, ...]` (batch)."
+        )
+    items = (
+        coerce.as_array(requests)
+        if requests is not None
+        else [{"url": url, "source": coerce.string(args, "source")}]
+    )
+    if not isinstance(items, list) or not items:
+        raise UsageError("requests must be a non-empty array of {url, source?}")
+    with state.store() as store:
+        report = service.fetch_and_index(
+            store,
+            items,
+            force=coerce.boolean(args, "force"),
+            concurrency=int(coerce.number(args, "concurrency", low=1, high=8) or 1),
+        )
+    return service.render_report(report), report.all_failed
+
+
+HANDLERS: dict[str, Handler] = {
+    "ctx_execute": ctx_execute,
+    "ctx_execute_file": ctx_execute_file,
+    "ctx_batch_execute": ctx_batch_execute,
+    "ctx_index": ctx_index,
+    "ctx_search": ctx_search,
+    "ctx_fetch_and_index": ctx_fetch_and_index,
+}
+
+
+def missing(name: str) -> NotFoundError:
+    return NotFoundError(f"Unknown tool: {name}")
