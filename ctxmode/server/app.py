@@ -15,6 +15,7 @@ from typing import Any
 import anyio
 import mcp_types as types
 from mcp.server import Server, ServerRequestContext
+from mcp.shared.exceptions import MCPError
 
 from ctxmode import __version__, paths, readiness
 from ctxmode.errors import CtxError
@@ -88,6 +89,9 @@ def build_server(state: ServerState) -> "Server[Any]":
     async def list_tools(
         ctx: ServerRequestContext[Any], params: types.PaginatedRequestParams | None
     ) -> types.ListToolsResult:
+        if params is not None and params.cursor is not None:
+            # One page only: any cursor is one we never issued.
+            raise MCPError(types.INVALID_PARAMS, f"invalid cursor: {params.cursor!r}")
         return types.ListToolsResult(tools=tool_list())
 
     async def call_tool(
