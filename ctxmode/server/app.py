@@ -16,6 +16,7 @@ import anyio
 import mcp_types as types
 from mcp.server import Server, ServerRequestContext
 from mcp.shared.exceptions import MCPError
+from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
 from ctxmode import __version__, paths, readiness
 from ctxmode.errors import CtxError
@@ -52,14 +53,24 @@ def tool_list() -> list[types.Tool]:
 
 
 def _caller(ctx: ServerRequestContext[Any]) -> str:
-    """The flood guard's key: this client session, and the agent when `_meta` names one."""
-    agent = ""
+    """The flood guard's key: this client, and the agent when `_meta` names one.
+
+    A handshake-era client keeps one `initialize` for its connection, so its params
+    identify it. Newer clients send no handshake; their client info names them (over
+    stdio there is one client per process either way).
+    """
+    params = ctx.session.client_params
+    if ctx.protocol_version in MODERN_PROTOCOL_VERSIONS:
+        info = params.client_info if params is not None else None
+        client = f"{info.name}/{info.version}" if info is not None else "client"
+    else:
+        client = str(id(params)) if params is not None else "client"
     meta: dict[str, Any] = dict(ctx.meta) if ctx.meta is not None else {}
-    for key, value in meta.items():
-        if "agent" in key.lower() and isinstance(value, (str, int)):
-            agent = f"{key}={value}"
-            break
-    return f"{id(ctx.session)}:{agent}"
+    agent = next(
+        (f"{k}={v}" for k, v in meta.items() if "agent" in k.lower() and isinstance(v, (str, int))),
+        "",
+    )
+    return f"{client}:{agent}"
 
 
 def _result(text: str, is_error: bool) -> types.CallToolResult:
@@ -192,11 +203,21 @@ async def serve_stdio(state: ServerState) -> None:
     server = build_server(state)
     marker: Path | None = None
     drain = _Drain()
-    try:
-        async with anyio.create_task_group() as tasks:
-            stop = tasks.cancel_scope
-            tasks.start_soon(lifecycle.watch_parent, stop)
-            tasks.start_soon(lifecycle.watch_signals, stop)
+
+    async def cleanup() -> None:
+        if marker is not None:
+            readiness.remove_marker(marker)
+        await anyio.to_thread.run_sync(state.shutdown)
+
+    async def stop_now() -> None:
+        await cleanup()
+        logging.shutdown()
+        os._exit(0)
+
+    async with anyio.create_task_group() as tasks:
+        tasks.start_soon(lifecycle.watch_parent, stop_now)
+        tasks.start_soon(lifecycle.watch_signals, stop_now)
+        try:
             async with stdio_server() as (read_stream, write_stream):
                 inbox_send, inbox = anyio.create_memory_object_stream[Any](0)
 
@@ -215,11 +236,9 @@ async def serve_stdio(state: ServerState) -> None:
                     _WatchedWrite(write_stream, drain),
                     server.create_initialization_options(),
                 )
-            stop.cancel()
-    finally:
-        if marker is not None:
-            readiness.remove_marker(marker)
-        await anyio.to_thread.run_sync(state.shutdown)
+        finally:
+            await cleanup()
+        tasks.cancel_scope.cancel()
 
 
 def run(project: str | os.PathLike[str] | None = None) -> int:

@@ -11,6 +11,7 @@ import logging.handlers
 import os
 import signal
 import sys
+from collections.abc import Awaitable, Callable
 from pathlib import Path
 
 import anyio
@@ -48,8 +49,13 @@ def setup_logging(logs_dir: Path) -> None:
     root.addHandler(handler)
 
 
-async def watch_parent(stop: anyio.CancelScope) -> None:
-    """Cancel `stop` when our parent process goes away (we get re-parented)."""
+# Called to end the process from a watcher: cleans up, then exits without waiting for
+# the stdin reader (a thread blocked in read() that no cancellation reaches).
+Stop = Callable[[], Awaitable[None]]
+
+
+async def watch_parent(stop: Stop) -> None:
+    """Stop when our parent process goes away (we get re-parented)."""
     parent = os.getppid()
     if parent <= 1:
         return  # started by init or detached on purpose: nothing to watch
@@ -57,17 +63,17 @@ async def watch_parent(stop: anyio.CancelScope) -> None:
         await anyio.sleep(WATCHDOG_INTERVAL_S)
         if os.getppid() != parent:
             log.warning("parent process %d is gone; shutting down", parent)
-            stop.cancel()
+            await stop()
             return
 
 
-async def watch_signals(stop: anyio.CancelScope) -> None:
-    """Cancel `stop` on SIGTERM, SIGINT or SIGHUP."""
+async def watch_signals(stop: Stop) -> None:
+    """Stop on SIGTERM, SIGINT or SIGHUP."""
     wanted = [signal.SIGTERM, signal.SIGINT]
     if hasattr(signal, "SIGHUP"):
         wanted.append(signal.SIGHUP)
     with anyio.open_signal_receiver(*wanted) as received:
         async for signum in received:
             log.info("signal %d received; shutting down", signum)
-            stop.cancel()
+            await stop()
             return
