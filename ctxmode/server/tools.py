@@ -188,30 +188,21 @@ def ctx_search(state: ServerState, args: dict[str, Any], call: Call) -> Reply:
 
 
 def ctx_fetch_and_index(state: ServerState, args: dict[str, Any], call: Call) -> Reply:
-    from ctxmode.fetch import service
+    from ctxmode.fetch import fetch_and_index, render_report
 
     requests = args.get("requests")
     url = coerce.string(args, "url")
-    if requests is None and not url:
-        raise UsageError(
-            "ctx_fetch_and_index requires either `url` (single) or "
-            "`requests: [{url, source?}, ...]` (batch)."
-        )
-    items = (
-        coerce.as_array(requests)
-        if requests is not None
-        else [{"url": url, "source": coerce.string(args, "source")}]
-    )
-    if not isinstance(items, list) or not items:
-        raise UsageError("requests must be a non-empty array of {url, source?}")
+    # `requests` (a batch) wins; a lone `url` keeps upstream's single-URL wording.
+    target: Any = coerce.as_array(requests) if requests is not None else url
     with state.store() as store:
-        report = service.fetch_and_index(
+        report = fetch_and_index(
             store,
-            items,
+            target,
+            source=coerce.string(args, "source"),
             force=coerce.boolean(args, "force"),
             concurrency=int(coerce.number(args, "concurrency", low=1, high=8) or 1),
         )
-    return service.render_report(report), report.all_failed
+    return render_report(report), report.all_failed
 
 
 HANDLERS: dict[str, Handler] = {
