@@ -13,6 +13,7 @@ from pathlib import Path
 
 from ctxmode.errors import NotFoundError
 from ctxmode.executor import sandbox
+from ctxmode.executor.env import make_workdir, new_run_id, sandbox_env
 from ctxmode.executor.runtimes import LANGUAGES, find_runtime, normalize_language
 from ctxmode.executor.sandbox import BackgroundRuns
 from ctxmode.executor.scripts import build_script
@@ -91,11 +92,11 @@ def execute(
     file_path = resolve_file(project, request.file_path) if request.file_path else None
     runtime = find_runtime(language, project)
     isolated = isolate_requested(request.isolate)
-    workdir = sandbox.make_workdir(project)
+    workdir = make_workdir(project)
     keep_workdir = False
     try:
-        run_id = sandbox.new_run_id()
-        env = sandbox.sandbox_env(workdir, run_id, file_path)
+        run_id = new_run_id()
+        env = sandbox_env(workdir, run_id, file_path)
         name, source = build_script(language, request.code, with_file=file_path is not None)
         script = workdir / name
         script.write_text(source, encoding="utf-8")

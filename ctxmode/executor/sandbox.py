@@ -17,49 +17,20 @@ Design:
 import os
 import selectors
 import shutil
-import signal
 import subprocess
-import sys
-import tempfile
 import threading
 import time
-import uuid
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from ctxmode.errors import UsageError
+from ctxmode.executor.procs import adopt_orphans, kill_tree, leftovers
 
 DEFAULT_TIMEOUT_MS = 120_000
 HARD_CAP_BYTES = 100 * 1024 * 1024
 EXIT_GRACE_S = 0.1  # output still in flight after the main process exits
 _READ = 65536
-RUN_ID_VAR = "CTXMODE_RUN_ID"
-FILE_PATH_VAR = "CTXMODE_FILE_PATH"
-
-# Variables that let a parent inject code or change how interpreters and tools start.
-ENV_DENYLIST = frozenset(
-    """BASH_ENV ENV PROMPT_COMMAND PS4 SHELLOPTS BASHOPTS CDPATH INPUTRC BASH_XTRACEFD
-    NODE_OPTIONS NODE_PATH PYTHONSTARTUP PYTHONHOME PYTHONWARNINGS PYTHONBREAKPOINT
-    PYTHONINSPECT PYTHONPATH RUBYOPT RUBYLIB PERL5OPT PERL5LIB PERLLIB PERL5DB ERL_AFLAGS
-    ERL_FLAGS ELIXIR_ERL_OPTIONS ERL_LIBS GOFLAGS CGO_CFLAGS CGO_LDFLAGS RUSTC RUSTC_WRAPPER
-    RUSTC_WORKSPACE_WRAPPER CARGO_BUILD_RUSTC CARGO_BUILD_RUSTC_WRAPPER RUSTFLAGS PHPRC
-    PHP_INI_SCAN_DIR R_PROFILE R_PROFILE_USER R_HOME DOTNET_STARTUP_HOOKS
-    DOTNET_ADDITIONAL_DEPS DOTNET_SHARED_STORE DOTNET_ROOT DOTNET_ROOT(x86) DOTNET_HOST_PATH
-    CORECLR_PROFILER CORECLR_PROFILER_PATH CORECLR_PROFILER_PATH_32 CORECLR_PROFILER_PATH_64
-    CORECLR_PROFILER_PATH_ARM32 CORECLR_PROFILER_PATH_ARM64 CORECLR_ENABLE_PROFILING
-    DOTNET_PROFILER_PATH DOTNET_PROFILER_PATH_32 DOTNET_PROFILER_PATH_64
-    DOTNET_PROFILER_PATH_ARM32 DOTNET_PROFILER_PATH_ARM64 DOTNET_DiagnosticPorts
-    DOTNET_BUNDLE_EXTRACT_BASE_DIR LD_PRELOAD LD_AUDIT DYLD_INSERT_LIBRARIES OPENSSL_CONF
-    OPENSSL_ENGINES CC CXX AR GIT_TEMPLATE_DIR GIT_CONFIG_GLOBAL GIT_CONFIG_SYSTEM GIT_EXEC_PATH
-    GIT_SSH GIT_SSH_COMMAND GIT_ASKPASS""".split()
-)
-_CA_BUNDLES = (
-    "/etc/ssl/cert.pem",
-    "/etc/ssl/certs/ca-certificates.crt",
-    "/etc/pki/tls/certs/ca-bundle.crt",
-    "/etc/pki/ca-trust/extracted/pem/tls-ca-bundle.pem",
-)
 
 
 @dataclass(frozen=True)
@@ -126,203 +97,18 @@ def timeout_seconds(timeout_ms: int | float | None) -> float:
     return float(timeout_ms) / 1000
 
 
-def real_tmp(project_dir: Path | None) -> Path:
-    """The OS temp dir, unless TMPDIR points into the project (then /tmp)."""
-    tmp = Path(tempfile.gettempdir()).resolve()
-    if project_dir is not None and (tmp == project_dir or project_dir in tmp.parents):
-        fallback = Path("/tmp")
-        return fallback if fallback.is_dir() else tmp
-    return tmp
-
-
-def make_workdir(project_dir: Path | None) -> Path:
-    return Path(tempfile.mkdtemp(prefix=".ctx-mode-", dir=real_tmp(project_dir)))
-
-
-def sandbox_env(workdir: Path, run_id: str, file_path: Path | None = None) -> dict[str, str]:
-    """The parent environment minus injection vectors, plus the sandbox's own settings."""
-    env = {
-        key: value
-        for key, value in os.environ.items()
-        if key not in ENV_DENYLIST
-        and not key.startswith("BASH_FUNC_")
-        and not key.upper().startswith("COMPLUS_")
-    }
-    env.update(
-        TMPDIR=str(workdir),
-        TEMP=str(workdir),
-        TMP=str(workdir),
-        HOME=os.environ.get("HOME") or os.environ.get("USERPROFILE") or str(Path.home()),
-        LANG=_utf8_locale(),
-        PYTHONDONTWRITEBYTECODE="1",
-        PYTHONUNBUFFERED="1",
-        PYTHONUTF8="1",
-        PYTHONIOENCODING="utf-8",
-        NO_COLOR="1",
-    )
-    env.setdefault("PATH", "/usr/local/bin:/usr/bin:/bin")
-    if "SSL_CERT_FILE" not in env:
-        bundle = next((p for p in _CA_BUNDLES if os.path.exists(p)), None)
-        if bundle:
-            env["SSL_CERT_FILE"] = bundle
-    env[RUN_ID_VAR] = run_id
-    if file_path is not None:
-        env[FILE_PATH_VAR] = str(file_path)
-    return env
-
-
-def _utf8_locale() -> str:
-    """The caller's locale when it is UTF-8, else one every system has."""
-    current = os.environ.get("LC_ALL") or os.environ.get("LANG") or ""
-    if "utf-8" in current.lower() or "utf8" in current.lower():
-        return current
-    return "en_US.UTF-8" if sys.platform == "darwin" else "C.UTF-8"
-
-
-def new_run_id() -> str:
-    return uuid.uuid4().hex
-
-
-# --------------------------------------------------------------------------- killing
-
-
-def _carries(pid: int, marker: bytes) -> bool:
-    try:
-        with open(f"/proc/{pid}/environ", "rb") as handle:
-            return marker in handle.read()
-    except OSError:
-        return False
-
-
-def _escaped(run_id: str, known: set[int]) -> list[int]:
-    """Processes still carrying `run_id` in their environment (they left the group)."""
-    import psutil
-
-    found = []
-    me = os.getpid()
-    for proc in psutil.process_iter(["pid"]):
-        pid = proc.info["pid"]
-        if pid in known or pid == me:
-            continue
-        try:
-            if proc.environ().get(RUN_ID_VAR) == run_id:
-                found.append(pid)
-        except (psutil.Error, OSError):
-            continue
-    return found
-
-
-_subreaper = False
-
-
-def adopt_orphans() -> bool:
-    """Make this process the subreaper of what its runs start (Linux).
-
-    A process that escapes its run's group and outlives its parent is then re-parented to
-    us instead of init, so `orphans` finds it without scanning every process.
-    """
-    global _subreaper
-    if _subreaper or not sys.platform.startswith("linux"):
-        return _subreaper
-    try:
-        import ctypes
-
-        libc = ctypes.CDLL(None, use_errno=True)
-        pr_set_child_subreaper = 36
-        _subreaper = libc.prctl(pr_set_child_subreaper, 1, 0, 0, 0) == 0
-    except (OSError, AttributeError):
-        _subreaper = False
-    return _subreaper
-
-
-def orphans(run_id: str) -> list[int]:
-    """Our adopted children that belong to the run `run_id` (needs `adopt_orphans`)."""
-    if not _subreaper:
-        return []
-    marker = f"{RUN_ID_VAR}={run_id}\0".encode()
-    pids: list[int] = []
-    try:
-        tasks = os.listdir("/proc/self/task")
-    except OSError:
-        return []
-    for task in tasks:
-        try:
-            with open(f"/proc/self/task/{task}/children", encoding="ascii") as handle:
-                pids.extend(int(p) for p in handle.read().split())
-        except (OSError, ValueError):  # noqa: PERF203 - a thread may end meanwhile
-            continue
-    return [pid for pid in pids if _carries(pid, marker)]
-
-
-def _reap(pids: list[int]) -> None:
-    """Collect the exit status of killed processes that are our children (adopted ones)."""
-    for pid in pids:
-        for _ in range(100):
-            try:
-                done, _status = os.waitpid(pid, os.WNOHANG)
-            except ChildProcessError:
-                break
-            if done:
-                break
-            time.sleep(0.005)
-
-
-def kill_tree(pid: int, run_id: str | None) -> None:
-    """SIGKILL a run: its descendants (snapshot first), its process group, and anything that
-    escaped the group but still carries the run id. Best effort on Windows."""
-    import psutil
-
-    try:
-        descendants = [p.pid for p in psutil.Process(pid).children(recursive=True)]
-    except psutil.Error:
-        descendants = []
-    if os.name == "posix":
-        try:
-            os.killpg(pid, signal.SIGKILL)
-        except (ProcessLookupError, PermissionError):
-            pass
-    targets = [pid, *descendants]
-    if run_id is not None:
-        targets += _escaped(run_id, set(targets))
-    for target in targets:
-        try:
-            psutil.Process(target).kill()
-        except psutil.Error:  # noqa: PERF203 - each target may already be gone
-            pass
-    _reap([t for t in targets if t != pid])
-
-
-def _group_has_members(pgid: int) -> bool:
-    if os.name != "posix":
-        return False
-    try:
-        os.killpg(pgid, 0)
-        return True
-    except (ProcessLookupError, PermissionError):
-        return False
-
-
-def _leftovers(pid: int, run_id: str) -> bool:
-    """Did the finished run leave processes behind (in its group, or adopted by us)?"""
-    return _group_has_members(pid) or bool(run_id and orphans(run_id))
-
-
 # --------------------------------------------------------------------------- running
 
 
 def _popen(spawn: Spawn, stdout: int, stderr: int) -> subprocess.Popen[bytes]:
-    if os.name == "posix":
-        return subprocess.Popen(
-            list(spawn.argv),
-            cwd=spawn.cwd,
-            env=spawn.env,
-            stdin=subprocess.DEVNULL,
-            stdout=stdout,
-            stderr=stderr,
-            start_new_session=True,
+    posix = os.name == "posix"
+    flags = (
+        0
+        if posix
+        else (
+            getattr(subprocess, "CREATE_NEW_PROCESS_GROUP", 0)
+            | getattr(subprocess, "CREATE_NO_WINDOW", 0)
         )
-    flags = getattr(subprocess, "CREATE_NEW_PROCESS_GROUP", 0) | getattr(
-        subprocess, "CREATE_NO_WINDOW", 0
     )
     return subprocess.Popen(
         list(spawn.argv),
@@ -331,6 +117,7 @@ def _popen(spawn: Spawn, stdout: int, stderr: int) -> subprocess.Popen[bytes]:
         stdin=subprocess.DEVNULL,
         stdout=stdout,
         stderr=stderr,
+        start_new_session=posix,  # its own process group, so the tree can be killed
         creationflags=flags,
     )
 
@@ -424,7 +211,7 @@ def run_process(
     if timed_out or capped or cancelled:
         kill_tree(proc.pid, run_id or None)
     code = proc.wait()
-    if _leftovers(proc.pid, run_id):  # only now: an unreaped leader still counts
+    if leftovers(proc.pid, run_id):  # only now: an unreaped leader still counts
         kill_tree(proc.pid, run_id or None)
     proc.stdout.close()
     proc.stderr.close()
@@ -501,7 +288,7 @@ def run_in_background(
         proc.wait()
     elif backgrounded:
         registry.add(proc, run_id, workdir_of(spawn))
-    elif _leftovers(proc.pid, run_id):  # the leader was reaped by poll()
+    elif leftovers(proc.pid, run_id):  # the leader was reaped by poll()
         kill_tree(proc.pid, run_id or None)
     code = proc.returncode if proc.returncode is not None else 0
     stdout = _read_head(out_path, spawn.cap_bytes)

@@ -22,6 +22,7 @@ from ctxmode import __version__, paths, readiness
 from ctxmode.errors import CtxError
 from ctxmode.server import lifecycle
 from ctxmode.server.catalog import TOOLS
+from ctxmode.server.pipes import event_loop_pipes
 from ctxmode.server.state import ServerState
 from ctxmode.server.tools import HANDLERS, Call
 
@@ -173,6 +174,43 @@ class _Drain:
             self.pending.discard(message.id)
 
 
+class _DrainingRead:
+    """The server's input: at EOF, holds the end back until `_Drain` is empty."""
+
+    def __init__(self, inner: Any, drain: _Drain) -> None:
+        self._inner = inner
+        self._drain = drain
+
+    async def receive(self) -> Any:
+        try:
+            item = await self._inner.receive()
+        except anyio.EndOfStream:
+            while self._drain.pending:  # stdin closed: answer what was asked first
+                await anyio.sleep(0.01)
+            raise
+        self._drain.forwarded(item)
+        return item
+
+    def __aiter__(self) -> "_DrainingRead":
+        return self
+
+    async def __anext__(self) -> Any:
+        try:
+            return await self.receive()
+        except anyio.EndOfStream:
+            raise StopAsyncIteration from None
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._inner, name)
+
+    async def __aenter__(self) -> "_DrainingRead":
+        await self._inner.__aenter__()
+        return self
+
+    async def __aexit__(self, *exc: Any) -> Any:
+        return await self._inner.__aexit__(*exc)
+
+
 class _WatchedWrite:
     """The server's output stream, telling `_Drain` which requests got their answer."""
 
@@ -218,21 +256,16 @@ async def serve_stdio(state: ServerState) -> None:
         tasks.start_soon(lifecycle.watch_parent, stop_now)
         tasks.start_soon(lifecycle.watch_signals, stop_now)
         try:
-            async with stdio_server() as (read_stream, write_stream):
-                inbox_send, inbox = anyio.create_memory_object_stream[Any](0)
-
-                async def pump() -> None:
-                    async with inbox_send:
-                        async for item in read_stream:
-                            drain.forwarded(item)
-                            await inbox_send.send(item)
-                        while drain.pending:  # stdin closed: finish what was asked
-                            await anyio.sleep(0.01)
-
-                tasks.start_soon(pump)
+            async with (
+                event_loop_pipes() as pipes,
+                stdio_server(*(pipes or ())) as (
+                    read_stream,
+                    write_stream,
+                ),
+            ):
                 marker = readiness.write_marker(state.project.root, state.project_dir)
                 await server.run(
-                    inbox,
+                    _DrainingRead(read_stream, drain),
                     _WatchedWrite(write_stream, drain),
                     server.create_initialization_options(),
                 )

@@ -47,7 +47,7 @@ def _s(description: str = "", **extra: Any) -> dict[str, Any]:
     return {"type": "string", **({"description": description} if description else {}), **extra}
 
 
-_LANGUAGE = _s(enum=LANGUAGES)
+_LANGUAGE = _s(enum=list(LANGUAGES))
 _TIMEOUT = {"type": "number", "description": "ms; default 120000"}
 _INTENT = _s("what you look for: output over 5KB returns only matching sections")
 

@@ -16,7 +16,7 @@ from ctxmode.executor.shaping import shape
 from ctxmode.server import coerce
 from ctxmode.server.render import render_search
 from ctxmode.server.state import SEARCH_HARD, SEARCH_SOFT, ServerState
-from ctxmode.store.indexer import label_for
+from ctxmode.store.indexer import index_paths, label_for
 
 DEFAULT_SEARCH_LIMIT = 3
 EMPTY_KB = (
@@ -132,21 +132,41 @@ def ctx_index(state: ServerState, args: dict[str, Any], call: Call) -> Reply:
     source = coerce.string(args, "source")
     if not content and not path:
         raise UsageError("Either content or path must be provided")
-    with state.store() as store:
-        if path:
-            security.enforce(security.check_path(_policy(state), path, state.project_dir))
-            resolved = Path(path).expanduser()
-            resolved = resolved if resolved.is_absolute() else state.project_dir / resolved
-            report = store.index_file(
-                resolved, source or label_for(resolved.absolute(), state.project_dir, None, None)
-            )
-        else:
+    if not path:
+        with state.store() as store:
             report = store.index_text(content or "", source or "untitled")
+        return _indexed(report.chunks, report.code_chunks, report.label), False
+    policy = _policy(state)
+    security.enforce(security.check_path(policy, path, state.project_dir))
+    target = Path(path).expanduser()
+    target = (target if target.is_absolute() else state.project_dir / target).absolute()
+    with state.store() as store:
+        if not target.is_dir():
+            label = source or label_for(target, state.project_dir, None, None)
+            report = store.index_file(target, label)
+            return _indexed(report.chunks, report.code_chunks, report.label), False
+        run = index_paths(
+            store,
+            [str(target)],
+            project=state.project_dir,
+            cwd=state.project_dir,
+            label=source,
+            deny=security.path_deny_check(policy, state.project_dir),
+        )
+    chunks = sum(r.chunks for r in run.indexed)
+    code = sum(r.code_chunks for r in run.indexed)
+    where = label_for(target, state.project_dir, None, None)
+    text = _indexed(chunks, code, f"{len(run.indexed)} files under {where}", source or where)
+    if run.skipped:
+        text += f"\nSkipped {len(run.skipped)} (binary, too large, unreadable or denied)."
+    return text, False
+
+
+def _indexed(chunks: int, code: int, what: str, scope: str | None = None) -> str:
     return (
-        f"Indexed {report.chunks} sections ({report.code_chunks} with code) from: "
-        f'{report.label}\nUse ctx_search(queries: [...], source: "{report.label}") '
-        "to query it."
-    ), False
+        f"Indexed {chunks} sections ({code} with code) from: {what}\n"
+        f'Use ctx_search(queries: [...], source: "{scope or what}") to query it.'
+    )
 
 
 def ctx_search(state: ServerState, args: dict[str, Any], call: Call) -> Reply:

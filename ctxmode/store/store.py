@@ -12,7 +12,6 @@ Design:
 """
 
 import os
-import re
 import sqlite3
 import time
 from collections.abc import Callable, Iterable, Sequence
@@ -25,37 +24,21 @@ from ctxmode.errors import CtxError, StoreError
 from ctxmode.store import query as q
 from ctxmode.store.chunking import Chunk, chunk_text, kind_for_name
 from ctxmode.store.files import MAX_FILE_BYTES, FileText, read_text_file
+from ctxmode.store.ranking import Scorer
 from ctxmode.store.schema import MIGRATIONS
 from ctxmode.store.text import (
     STOPWORDS,
     WORD,
-    common_prefix,
-    edit_distance,
     fts_text,
-    max_edits,
     vocabulary,
 )
+from ctxmode.store.vocab import Vocabulary
 
 RRF_K = 60
-_LABEL_SPLIT = re.compile(r"[^\w]+|_")
 FETCH_MIN = 30
-MAX_EXPANSIONS = 12
 DEFAULT_LIMIT = 5
+WAL_CHECKPOINT_PAGES = 4000  # checkpoint (and fsync) every ~16 MB of writes, not ~4 MB
 PARTIAL_BELOW = 10
-W_TITLE_CODE = 0.6
-W_TITLE_PROSE = 0.3
-W_NAME = 0.8
-W_PLACE = 0.3
-W_RESOLVED = 1.5
-W_LITERAL = 0.5
-W_REFERENCE = 0.3
-W_PHRASE = 1.0
-W_VERBATIM = 1.0
-VERBATIM_MIN = 12
-W_PROXIMITY = 0.5
-W_ADJACENT = 0.25
-VOCAB_CACHE_AFTER = 200
-VOCAB_CACHE_MAX = 500_000
 
 DenyCheck = Callable[[str], bool]
 
@@ -141,8 +124,7 @@ class ContentStore:
         self._last_sweep = float("-inf")
         self.recovered_from: Path | None = None
         self._con = self._open()
-        self._fuzzy_cache: dict[str, str | None] = {}
-        self._vocab: set[str] | None = None
+        self._vocabulary = Vocabulary(self._con)
 
     # ------------------------------------------------------------------ lifecycle
 
@@ -151,6 +133,7 @@ class ContentStore:
             con = db.connect(self.path)
             db.migrate(con, MIGRATIONS)
             con.execute("SELECT count(*) FROM sources").fetchone()
+            con.execute(f"PRAGMA wal_autocheckpoint={WAL_CHECKPOINT_PAGES}")
             return con
         except sqlite3.DatabaseError as exc:
             if not db.is_corrupt(exc) or str(self.path) == ":memory:":
@@ -275,24 +258,10 @@ class ContentStore:
                     )
                 return source_id
 
-        new_words = self._unknown(words)
+        new_words = self._vocabulary.unknown(words)
         source_id = db.retry_busy(run)
-        if new_words:
-            self._fuzzy_cache.clear()
-            if self._vocab is not None:
-                self._vocab.update(new_words)
+        self._vocabulary.learned(new_words)
         return IndexReport(label, source_id, len(chunks), code, nbytes, file_path)
-
-    def _unknown(self, words: set[str]) -> set[str]:
-        """The words the vocabulary may lack. Probing SQLite word by word costs more than
-        the rest of indexing, so a document of many words loads the vocabulary once."""
-        if self._vocab is None and len(words) >= VOCAB_CACHE_AFTER:
-            count = self._con.execute("SELECT max(id) FROM vocab").fetchone()[0] or 0
-            if count <= VOCAB_CACHE_MAX:
-                self._vocab = {r[0] for r in self._con.execute("SELECT word FROM vocab")}
-        if self._vocab is None:
-            return words
-        return words - self._vocab
 
     def index_text(
         self, text: str, label: str, *, kind: str | None = None, session_id: str = ""
@@ -493,65 +462,9 @@ class ContentStore:
                 raise
             return []  # an expression FTS5 cannot parse matches nothing
 
-    def _expansions(self, term: q.Term) -> list[str]:
-        """Known words containing `term` (shortest first), e.g. useeff → useeffect."""
-        rows = self._con.execute(
-            "SELECT word FROM vocab_tri WHERE vocab_tri MATCH ? LIMIT 400",
-            (q.quote_phrase(term.text),),
-        ).fetchall()
-        words = sorted((r[0] for r in rows), key=lambda w: (len(w), w))
-        return [w for w in words if w != term.text][:MAX_EXPANSIONS]
-
-    def _known(self, word: str) -> bool:
-        return (
-            self._con.execute("SELECT 1 FROM vocab WHERE word = ?", (word,)).fetchone() is not None
-        )
-
     def fuzzy_correct(self, word: str) -> str | None:
         """The closest vocabulary word within the length-based edit budget, or None."""
-        word = word.lower().strip()
-        if len(word) < 3:
-            return None
-        if word in self._fuzzy_cache:
-            return self._fuzzy_cache[word]
-        result: str | None = None
-        if not self._known(word):
-            budget = max_edits(word)
-            grams = {word[i : i + 3] for i in range(len(word) - 2)}
-            candidates: set[str] = set()
-            if grams:
-                expr = " OR ".join(q.quote_phrase(g) for g in grams)
-                candidates.update(
-                    r[0]
-                    for r in self._con.execute(
-                        "SELECT word FROM vocab_tri WHERE vocab_tri MATCH ? "
-                        "ORDER BY rank LIMIT 300",
-                        (expr,),
-                    )
-                )
-            if len(word) <= 5:
-                candidates.update(
-                    r[0]
-                    for r in self._con.execute(
-                        "SELECT word FROM vocab WHERE length(word) BETWEEN ? AND ? LIMIT 5000",
-                        (len(word) - budget, len(word) + budget),
-                    )
-                )
-            best: tuple[int, int, int, str] | None = None
-            for cand in candidates:
-                if abs(len(cand) - len(word)) > budget:
-                    continue
-                dist = edit_distance(word, cand, budget)
-                if dist <= budget:
-                    # Ties: the candidate agreeing longest from the start, then the closer length.
-                    key = (dist, -common_prefix(word, cand), abs(len(cand) - len(word)), cand)
-                    if best is None or key < best:
-                        best = key
-            result = best[3] if best else None
-        if len(self._fuzzy_cache) > 256:
-            self._fuzzy_cache.clear()
-        self._fuzzy_cache[word] = result
-        return result
+        return self._vocabulary.correct(word)
 
     def search(
         self,
@@ -617,10 +530,14 @@ class ContentStore:
         expanded = False
         for term in parsed.terms:
             alternatives = [term.fts]
-            if term.expandable and (thin or not self._known(term.text)):
-                words = self._expansions(term)
-                if not words and not self._known(term.text) and term.text not in STOPWORDS:
-                    fixed = self.fuzzy_correct(term.text)
+            if term.expandable and (thin or not self._vocabulary.known(term.text)):
+                words = self._vocabulary.expansions(term.text)
+                if (
+                    not words
+                    and not self._vocabulary.known(term.text)
+                    and term.text not in STOPWORDS
+                ):
+                    fixed = self._vocabulary.correct(term.text)
                     # tokens → token is stemming's job, not a typo
                     if fixed and not (fixed.startswith(term.text) or term.text.startswith(fixed)):
                         corrections[term.text] = fixed
@@ -663,12 +580,7 @@ class ContentStore:
         limit: int,
         snippet_chars: int,
     ) -> list[SearchHit]:
-        """Order candidates by how well each chunk answers the query as a whole.
-
-        Score = fused rank (0..1) + share of terms present + terms in the title + a
-        definition the title names + identifiers as written + the words of a pasted
-        phrase in order + proximity and adjacency of all terms.
-        """
+        """Order candidates by how well each chunk answers the query (see `ranking`)."""
         ids = list(fused)
         placeholders = ",".join("?" * len(ids))
         rows = {
@@ -680,59 +592,16 @@ class ContentStore:
                 ids,
             )
         }
-        terms = parsed.terms
-        needles = [q.term_patterns(t, extra.get(t.text, ())) for t in terms]
-        flat = [n for group in needles for n in group]
-        literals = [t.literal for t in terms if t.literal]
-        phrases = [q.phrase_pattern(p) for p in parsed.phrases]
-        # Pasted text (several words) found as-is; a lone identifier is the references' job.
-        words = parsed.raw.lower().split()
-        verbatim = " ".join(words) if len(words) > 1 else ""
-        verbatim = verbatim if len(verbatim) >= VERBATIM_MIN else ""
-        # In a pasted message the reference (json.decoder.JSONDecodeError) is context; the
-        # chunk producing the message is the answer, so resolving it counts for less.
-        resolve_weight = W_RESOLVED if len(terms) <= 3 else W_RESOLVED / 2
+        scorer = Scorer(parsed, extra, corrections)
         top = max(fused.values())
         scored: list[tuple[float, int]] = []
         for cid, rrf in fused.items():
             row = rows.get(cid)
             if row is None or row["label"] in hidden:
                 continue
-            content = row["content"].lower()
-            title = row["title"].lower()
-            # A term naming the file (textwrap in textwrap.dedent) is present by location.
-            place = set(_LABEL_SPLIT.split(row["label"].lower()))
-            in_place = [t.text in place for t in terms]
-            present = sum(
-                1
-                for g, located in zip(needles, in_place, strict=True)
-                if located or any(n in content or n in title for n in g)
+            score = scorer.score(
+                rrf / top, row["label"], row["title"], row["content"], row["content_type"]
             )
-            coverage = present / len(needles)
-            title_hits = sum(1 for g in needles if any(n in title for n in g))
-            weight = W_TITLE_CODE if row["content_type"] == "code" else W_TITLE_PROSE
-            score = rrf / top + coverage + weight * title_hits / len(needles)
-            score += W_PLACE * sum(in_place) / len(terms)
-            names = q.definition_names(title)
-            if names:
-                score += W_NAME * _name_match(terms, names, extra, corrections) / len(terms)
-                if parsed.references:
-                    resolved = sum(_resolves(ref, names, place) for ref in parsed.references)
-                    score += resolve_weight * resolved / len(parsed.references)
-            if literals:
-                score += W_LITERAL * sum(1 for lit in literals if lit in content) / len(literals)
-            if parsed.references:
-                found = sum(1 for ref in parsed.references if ref in content)
-                score += W_REFERENCE * found / len(parsed.references)
-            if verbatim and verbatim in content:
-                score += W_VERBATIM
-            if phrases:
-                score += W_PHRASE * sum(1 for p in phrases if p.search(content)) / len(phrases)
-            if len(needles) > 1 and coverage == 1.0:
-                span = q.min_span(content, needles)
-                if span is not None:
-                    score += W_PROXIMITY / (1 + span / 80)
-                score += W_ADJACENT * min(1.0, q.adjacent_pairs(content, needles) / 4)
             scored.append((score, cid))
         scored.sort(key=lambda s: (-s[0], s[1]))
         hits = []
@@ -745,7 +614,7 @@ class ContentStore:
                     content_type=row["content_type"],
                     layer=first_layer[cid],
                     score=round(score, 4),
-                    snippet=q.snippet(row["content"], flat, snippet_chars),
+                    snippet=q.snippet(row["content"], scorer.flat, snippet_chars),
                     chunk_id=cid,
                     file_path=row["file_path"],
                     start_line=row["start_line"],
@@ -781,33 +650,3 @@ class ContentStore:
                 scored.append((log(n / count) + min(len(word) / 20, 0.5) + bonus, word))
         scored.sort(key=lambda s: (-s[0], s[1]))
         return [w for _, w in scored[:top]]
-
-
-def _name_match(
-    terms: list[q.Term],
-    names: set[str],
-    extra: dict[str, tuple[str, ...]],
-    corrections: dict[str, str],
-) -> float:
-    """How many terms a chunk's title defines: exactly (or its typo correction), or, for
-    a fragment, as the start of a name (``copytr`` → ``def copytree``, not ``_copytree``)."""
-    units = 0.0
-    for term in terms:
-        if term.text in names or corrections.get(term.text) in names:
-            units += 1.0
-        elif term.text in extra and any(name.startswith(term.text) for name in names):
-            units += 0.6
-    return units
-
-
-def _resolves(reference: str, names: set[str], place: set[str]) -> float:
-    """1 when a chunk defines what a dotted reference names (``textwrap.dedent``: a
-    ``def dedent`` in textwrap.py), 0.5 when only some qualifiers agree, else 0."""
-    parts = [p for p in q.reference_parts(reference) if p]
-    if len(parts) < 2 or parts[-1] not in names:
-        return 0.0
-    qualifiers = parts[:-1]
-    agreeing = sum(1 for part in qualifiers if part in names or part in place)
-    if agreeing == len(qualifiers):
-        return 1.0
-    return 0.5 if agreeing else 0.0

@@ -12,7 +12,8 @@ import pytest
 from ctxmode.__main__ import main
 from ctxmode.executor import runtimes
 
-ENVELOPE_KEYS = {"ctxmode_result_version", "command", "status", "exit_code", "data", "errors"}
+from .support import ENVELOPE_KEYS, run_json
+
 DATA_KEYS = {
     "language",
     "runtime",
@@ -51,16 +52,6 @@ def stdin(monkeypatch):
         monkeypatch.setattr("sys.stdin", io.TextIOWrapper(io.BytesIO(text.encode("utf-8"))))
 
     return feed
-
-
-def run_json(capsys, *argv: str) -> tuple[int, dict]:
-    code = main([*argv, "--json"])
-    out = capsys.readouterr().out
-    doc = json.loads(out)
-    assert set(doc) == ENVELOPE_KEYS
-    assert doc["ctxmode_result_version"] == "1"
-    assert doc["exit_code"] == code
-    return code, doc
 
 
 def test_prints_the_output_and_exits_zero(project, capsys):

@@ -1,6 +1,5 @@
 """The index and search commands end to end, through ctxmode.__main__.main (real exit codes)."""
 
-import json
 import os
 from pathlib import Path
 
@@ -8,7 +7,7 @@ import pytest
 
 from ctxmode.__main__ import main
 
-ENVELOPE_KEYS = {"ctxmode_result_version", "command", "status", "exit_code", "data", "errors"}
+from .support import run_json
 
 
 @pytest.fixture
@@ -18,16 +17,6 @@ def project(tmp_path, monkeypatch):
     (root / ".git").mkdir()
     monkeypatch.chdir(root)
     return root
-
-
-def run_json(capsys, *argv: str) -> tuple[int, dict]:
-    code = main([*argv, "--json"])
-    out = capsys.readouterr().out
-    doc = json.loads(out)
-    assert set(doc) == ENVELOPE_KEYS
-    assert doc["ctxmode_result_version"] == "1"
-    assert doc["exit_code"] == code
-    return code, doc
 
 
 def test_index_then_search_finds_the_section_by_heading_words(project, capsys):

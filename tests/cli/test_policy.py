@@ -4,7 +4,7 @@ import json
 
 import pytest
 
-from ctxmode.__main__ import main
+from .support import run_json
 
 
 @pytest.fixture
@@ -28,11 +28,6 @@ def project(tmp_path, monkeypatch):
     monkeypatch.delenv("CLAUDE_CONFIG_DIR", raising=False)
     monkeypatch.chdir(root)
     return root
-
-
-def run_json(capsys, *argv):
-    code = main([*argv, "--json"])
-    return code, json.loads(capsys.readouterr().out)
 
 
 def test_policy_check_names_the_deciding_rule_and_its_file(project, capsys):

@@ -85,16 +85,25 @@ async def test_index_path_with_an_explicit_source(client, project):
     assert "from: my notes\n" in text
 
 
-@pytest.mark.parametrize("target", ["/dev/null", "directory"])
-async def test_index_refuses_what_is_not_a_regular_file(client, project, target):
-    if target == "directory":
-        (project / "docs").mkdir()
-        target = str(project / "docs")
-    text, is_error = await call(client, "ctx_index", {"path": target})
+async def test_index_refuses_what_is_not_a_regular_file(client, project):
+    text, is_error = await call(client, "ctx_index", {"path": "/dev/null"})
     assert is_error
     assert "not a regular file" in text
     empty, is_error = await call(client, "ctx_search", {"queries": ["anything"]})
     assert is_error and empty.startswith("Knowledge base is empty")
+
+
+async def test_index_directory_indexes_each_text_file_and_skips_binaries(client, project):
+    docs = project / "docs"
+    (docs / "deep").mkdir(parents=True)
+    (docs / "a.md").write_text("# A\n\nthe ocelot naps\n", encoding="utf-8")
+    (docs / "deep" / "b.py").write_text("def ocelot_feed():\n    return 1\n", encoding="utf-8")
+    (docs / "logo.png").write_bytes(b"\x89PNG\x00\x00")
+    text, is_error = await call(client, "ctx_index", {"path": "docs"})
+    assert not is_error
+    assert "from: 2 files under docs" in text and "Skipped 1" in text
+    found, _ = await call(client, "ctx_search", {"queries": ["ocelot"], "limit": 2})
+    assert "docs/a.md" in found and "docs/deep/b.py" in found
 
 
 async def test_index_missing_path_is_an_error(client):

@@ -9,6 +9,7 @@ import pytest
 
 from ctxmode.errors import InputError, NotFoundError, StoreError
 from ctxmode.store import ContentStore, SearchResult
+from ctxmode.store.schema import MIGRATIONS
 
 FIXTURES = Path(__file__).parent / "fixtures" / "code"
 
@@ -553,3 +554,14 @@ def test_stores_open_in_a_fresh_subdirectory(tmp_path):
         store.index_text("# A\n\nb\n", "a")
     assert path.is_file()
     assert os.path.getsize(path) > 0
+
+
+def test_a_database_of_an_older_schema_is_migrated_in_place(tmp_path):
+    path = tmp_path / "kb.db"
+    with ContentStore(path) as store:
+        store.index_text("# Kept\n\nthe walrus survives migrations\n", "kept")
+        store.connection.execute("PRAGMA user_version = 1")
+    with ContentStore(path) as store:
+        version = store.connection.execute("PRAGMA user_version").fetchone()[0]
+        assert version == len(MIGRATIONS)
+        assert [h.source for h in store.search("walrus").hits] == ["kept"]
