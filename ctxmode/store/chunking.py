@@ -34,6 +34,7 @@ def _size(text: str) -> int:
 # --------------------------------------------------------------------------- splitting helpers
 
 Line = tuple[int, str]  # (1-based line number, text)
+_FENCE_CHARS = "`~"
 
 
 def _units(lines: list[Line]) -> list[list[Line]]:
@@ -41,19 +42,20 @@ def _units(lines: list[Line]) -> list[list[Line]]:
     units: list[list[Line]] = []
     current: list[Line] = []
     fence: str | None = None
-    for number, text in lines:
-        stripped = text.strip()
-        marker = _fence_marker(stripped)
-        if fence is None and marker:
-            fence = marker
-        elif fence is not None and stripped.startswith(fence) and stripped.strip("`~") == "":
-            fence = None
+    for item in lines:
+        stripped = item[1].strip()
+        if stripped[:1] in _FENCE_CHARS and stripped:  # only these lines can open or close
+            marker = _fence_marker(stripped)
+            if fence is None and marker:
+                fence = marker
+            elif fence is not None and stripped.startswith(fence) and not stripped.strip("`~"):
+                fence = None
         if fence is None and not stripped:
             if current:
                 units.append(current)
                 current = []
             continue
-        current.append((number, text))
+        current.append(item)
     if current:
         units.append(current)
     return units
