@@ -1,4 +1,5 @@
-"""Split text into searchable chunks: markdown (and reStructuredText), plain text, JSON, code.
+"""Split text into searchable chunks: markdown (and reStructuredText), plain text, JSON;
+source code in `codechunks`.
 
 Every chunker is a pure function ``str -> list[Chunk]``. A chunk carries the title shown to
 the agent (heading path, JSON key path or definition name), its text, whether it is code or
@@ -7,7 +8,6 @@ prose, and, where the text has lines, the 1-based line range it came from.
 
 import json
 import re
-from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
@@ -27,7 +27,7 @@ class Chunk:
     end_line: int | None = None
 
 
-def _size(text: str) -> int:
+def byte_size(text: str) -> int:
     return len(text.encode("utf-8"))
 
 
@@ -68,14 +68,14 @@ def _hard_split(unit: list[Line], limit: int) -> list[list[Line]]:
     size = 0
     for number, text in unit:
         pieces = [text]
-        if _size(text) > limit:
+        if byte_size(text) > limit:
             encoded = text.encode("utf-8")
             pieces = [
                 encoded[i : i + limit].decode("utf-8", "ignore")
                 for i in range(0, len(encoded), limit)
             ]
         for piece in pieces:
-            piece_size = _size(piece) + 1
+            piece_size = byte_size(piece) + 1
             if current and size + piece_size > limit:
                 parts.append(current)
                 current, size = [], 0
@@ -92,7 +92,7 @@ def _pack(lines: list[Line], limit: int = MAX_CHUNK_BYTES) -> list[list[Line]]:
     current: list[Line] = []
     size = 0
     for unit in _units(lines):
-        unit_size = sum(_size(t) + 1 for _, t in unit) + 1
+        unit_size = sum(byte_size(t) + 1 for _, t in unit) + 1
         if unit_size > limit:
             if current:
                 parts.append(current)
@@ -111,7 +111,7 @@ def _pack(lines: list[Line], limit: int = MAX_CHUNK_BYTES) -> list[list[Line]]:
     return parts
 
 
-def _emit(title: str, lines: list[Line], code: bool | None = None) -> list[Chunk]:
+def emit_lines(title: str, lines: list[Line], code: bool | None = None) -> list[Chunk]:
     """One chunk, or several titled ``title (n)`` when over the size cap."""
     while lines and not lines[-1][1].strip():
         lines = lines[:-1]
@@ -120,7 +120,7 @@ def _emit(title: str, lines: list[Line], code: bool | None = None) -> list[Chunk
     text = "\n".join(t for _, t in lines).strip()
     if not text:
         return []
-    if _size(text) <= MAX_CHUNK_BYTES:
+    if byte_size(text) <= MAX_CHUNK_BYTES:
         is_code = code if code is not None else "```" in text or "~~~" in text
         return [Chunk(title, text, "code" if is_code else "prose", lines[0][0], lines[-1][0])]
     parts = [p for p in _pack(lines) if "\n".join(t for _, t in p).strip()]
@@ -167,7 +167,7 @@ def chunk_markdown(text: str) -> list[Chunk]:
     def flush() -> None:
         nonlocal current
         if current:
-            chunks.extend(_emit(title(), current))
+            chunks.extend(emit_lines(title(), current))
         current = []
 
     def push(level: int, heading: str) -> None:
@@ -264,7 +264,7 @@ def chunk_plain(text: str) -> list[Chunk]:
     if current:
         sections.append(current)
     if 3 <= len(sections) <= 200 and all(
-        _size("\n".join(t for _, t in s)) < PLAIN_SECTION_MAX for s in sections
+        byte_size("\n".join(t for _, t in s)) < PLAIN_SECTION_MAX for s in sections
     ):
         out = []
         for i, section in enumerate(sections):
@@ -279,7 +279,7 @@ def chunk_plain(text: str) -> list[Chunk]:
                 )
             )
         return out
-    if len(raw) <= WINDOW_LINES and _size(text) <= MAX_CHUNK_BYTES:
+    if len(raw) <= WINDOW_LINES and byte_size(text) <= MAX_CHUNK_BYTES:
         return [Chunk("Output", text, "prose", 1, len(raw))]
     out = []
     step = WINDOW_LINES - WINDOW_OVERLAP
@@ -292,7 +292,9 @@ def chunk_plain(text: str) -> list[Chunk]:
                 title = window[0].strip()[:TITLE_MAX] or f"Lines {start + 1}-{start + len(window)}"
             lines = [(start + 1 + k, t) for k, t in enumerate(window)]
             for piece in (
-                _hard_split(lines, MAX_CHUNK_BYTES) if _size(body) > MAX_CHUNK_BYTES else [lines]
+                _hard_split(lines, MAX_CHUNK_BYTES)
+                if byte_size(body) > MAX_CHUNK_BYTES
+                else [lines]
             ):
                 out.append(
                     Chunk(title, "\n".join(t for _, t in piece), "prose", piece[0][0], piece[-1][0])
@@ -324,7 +326,7 @@ def _walk_json(value: Any, path: list[str], out: list[Chunk]) -> None:
     prefix = " > ".join(path) if path else "(root)"
     text = _pretty(value)
     nested = isinstance(value, dict) and any(isinstance(v, (dict, list)) for v in value.values())
-    if _size(text) <= MAX_CHUNK_BYTES and not nested:
+    if byte_size(text) <= MAX_CHUNK_BYTES and not nested:
         kind = "code" if isinstance(value, (dict, list)) else "prose"
         out.append(Chunk(prefix, text, kind))
         return
@@ -357,7 +359,7 @@ def _walk_json(value: Any, path: list[str], out: list[Chunk]) -> None:
             batch, size = [], 0
 
         for index, item in enumerate(value):
-            item_size = _size(_pretty(item)) + 4
+            item_size = byte_size(_pretty(item)) + 4
             if item_size > MAX_CHUNK_BYTES:
                 flush_batch()
                 if isinstance(item, (dict, list)):
@@ -388,282 +390,6 @@ def chunk_json(text: str) -> list[Chunk]:
     return out or chunk_plain(text)
 
 
-# --------------------------------------------------------------------------- source code
-
-_CONTROL = frozenset(
-    "if for while switch catch return else elif do try with new delete throw sizeof case "
-    "foreach using lock match loop defer go select when unless until fn func def".split()
-)
-
-
-@dataclass(frozen=True)
-class _Def:
-    pattern: re.Pattern[str]
-    kind: str
-
-
-def _defs(*specs: tuple[str, str]) -> tuple[_Def, ...]:
-    return tuple(_Def(re.compile(p), k) for p, k in specs)
-
-
-_MODS = (
-    r"(?:(?:public|private|protected|internal|static|final|abstract|sealed|open|data|partial"
-    r"|override|virtual|async|export|default|synchronized|native|inline|suspend|const"
-    r"|readonly|unsafe|extern|pub(?:\([^)]*\))?)\s+)*"
-)
-
-LANGUAGE_DEFS: dict[str, tuple[_Def, ...]] = {
-    "python": _defs(
-        (r"^(?P<i>\s*)(?:async\s+)?def\s+(?P<name>\w+)", "def"),
-        (r"^(?P<i>\s*)class\s+(?P<name>\w+)", "class"),
-    ),
-    "javascript": _defs(
-        (
-            r"^(?P<i>\s*)(?:export\s+)?(?:default\s+)?(?:async\s+)?function\s*\*?\s*(?P<name>[\w$]+)",
-            "function",
-        ),
-        (
-            r"^(?P<i>\s*)(?:export\s+)?(?:default\s+)?(?:abstract\s+)?class\s+(?P<name>[\w$]+)",
-            "class",
-        ),
-        (
-            r"^(?P<i>\s*)(?:export\s+)?(?:declare\s+)?(?:interface|namespace|module)\s+(?P<name>[\w$.]+)",
-            "interface",
-        ),
-        (r"^(?P<i>\s*)(?:export\s+)?(?:declare\s+)?(?:const\s+)?enum\s+(?P<name>[\w$]+)", "enum"),
-        (r"^(?P<i>\s*)(?:export\s+)?type\s+(?P<name>[\w$]+)\s*(?:<[^=]*>)?\s*=", "type"),
-        (
-            r"^(?P<i>\s*)(?:export\s+)?(?:const|let|var)\s+(?P<name>[\w$]+)\s*(?::[^=]+)?=\s*(?:async\s+)?(?:function\b|\([^)]*\)\s*(?::[^=]+)?=>|[\w$]+\s*=>)",
-            "const",
-        ),
-        (
-            r"^(?P<i>\s+)(?:(?:static|async|get|set|public|private|protected|readonly|override|abstract)\s+)*\*?\s*(?P<name>[\w$]+)\s*(?:<[^>]*>)?\([^;]*\)\s*(?::[^{;]*)?\{\s*$",
-            "method",
-        ),
-    ),
-    "go": _defs(
-        (r"^(?P<i>)func\s+\((?P<recv>[^)]*)\)\s*(?P<name>\w+)", "func"),
-        (r"^(?P<i>)func\s+(?P<name>\w+)", "func"),
-        (r"^(?P<i>)type\s+(?P<name>\w+)", "type"),
-    ),
-    "rust": _defs(
-        (r"^(?P<i>\s*)" + _MODS + r"(?:extern\s+\"[^\"]*\"\s+)?fn\s+(?P<name>\w+)", "fn"),
-        (r"^(?P<i>\s*)" + _MODS + r"(?P<kind>struct|enum|trait|mod|union)\s+(?P<name>\w+)", ""),
-        (
-            r"^(?P<i>\s*)(?:unsafe\s+)?impl(?:<[^>]*>)?\s+(?P<name>[^{]+?)\s*(?:where\b.*)?\{?\s*$",
-            "impl",
-        ),
-        (r"^(?P<i>\s*)macro_rules!\s*(?P<name>\w+)", "macro"),
-    ),
-    "java": _defs(
-        (
-            r"^(?P<i>\s*)(?:@\w+(?:\([^)]*\))?\s+)*"
-            + _MODS
-            + r"(?P<kind>class|interface|enum|record|struct|object|trait)\s+(?P<name>\w+)",
-            "",
-        ),
-        (
-            r"^(?P<i>\s*)"
-            + _MODS
-            + r"(?:fun\s+|def\s+)?(?:<[^>]+>\s+)?(?:[\w.<>\[\],?]+\s+)?(?P<name>\w+)\s*\([^;]*$",
-            "method",
-        ),
-    ),
-    "c": _defs(
-        (
-            r"^(?P<i>)(?:typedef\s+)?(?P<kind>struct|class|union|enum|namespace)\s+(?P<name>\w+)[^;]*$",
-            "",
-        ),
-        (
-            r"^(?P<i>)(?!(?:return|else|typedef)\b)(?:[\w:*&<>,~]+[\s*&]+)+\**(?P<name>~?[\w:]+)\s*\([^;]*$",
-            "function",
-        ),
-        (r"^(?P<i>)(?P<name>[A-Za-z_]\w*)\s*\([^;]*$", "function"),
-        (
-            r"^(?P<i>\s+)(?:(?:virtual|static|inline|explicit|constexpr)\s+)*(?:[\w:*&<>,~]+[\s*&]+)+\**(?P<name>~?\w+)\s*\([^;]*\)\s*(?:const\s*)?(?:override\s*)?\{?\s*$",
-            "method",
-        ),
-    ),
-    "ruby": _defs(
-        (r"^(?P<i>\s*)(?P<kind>def|class|module)\s+(?P<name>[\w.:?!=]+)", ""),
-    ),
-    "php": _defs(
-        (r"^(?P<i>\s*)" + _MODS + r"function\s+&?(?P<name>\w+)", "function"),
-        (r"^(?P<i>\s*)" + _MODS + r"(?P<kind>class|interface|trait|enum)\s+(?P<name>\w+)", ""),
-    ),
-    "shell": _defs(
-        (r"^(?P<i>)function\s+(?P<name>[\w.:-]+)", "function"),
-        (r"^(?P<i>)(?P<name>[\w.:-]+)\s*\(\)\s*\{?\s*$", "function"),
-    ),
-}
-
-EXTENSION_LANGUAGE = {
-    ".py": "python",
-    ".pyi": "python",
-    ".pyw": "python",
-    ".js": "javascript",
-    ".mjs": "javascript",
-    ".cjs": "javascript",
-    ".jsx": "javascript",
-    ".ts": "javascript",
-    ".tsx": "javascript",
-    ".mts": "javascript",
-    ".cts": "javascript",
-    ".go": "go",
-    ".rs": "rust",
-    ".java": "java",
-    ".kt": "java",
-    ".kts": "java",
-    ".scala": "java",
-    ".cs": "java",
-    ".swift": "java",
-    ".dart": "java",
-    ".groovy": "java",
-    ".c": "c",
-    ".h": "c",
-    ".cc": "c",
-    ".cpp": "c",
-    ".cxx": "c",
-    ".hpp": "c",
-    ".hh": "c",
-    ".hxx": "c",
-    ".m": "c",
-    ".mm": "c",
-    ".rb": "ruby",
-    ".rake": "ruby",
-    ".php": "php",
-    ".sh": "shell",
-    ".bash": "shell",
-    ".zsh": "shell",
-    ".ksh": "shell",
-}
-
-_HASH_COMMENT_LANGS = frozenset({"python", "ruby", "shell", "php"})
-_SMALL_SEGMENT = 300
-_MERGE_TARGET = 1500
-
-
-def _match_def(line: str, language: str) -> tuple[int, str] | None:
-    """(indent, "kind name") when `line` starts a definition."""
-    for spec in LANGUAGE_DEFS[language]:
-        m = spec.pattern.match(line)
-        if not m:
-            continue
-        name = m.group("name").strip()
-        if name in _CONTROL or not name:
-            continue
-        groups = m.groupdict()
-        kind = spec.kind or groups.get("kind") or ""
-        if groups.get("recv"):
-            receiver = groups["recv"].split()[-1].lstrip("*&")
-            name = f"{receiver}.{name}"
-        return len(m.group("i").expandtabs(4)), f"{kind} {name}".strip()
-    return None
-
-
-def _is_leading_comment(stripped: str, language: str) -> bool:
-    if stripped.startswith(("//", "/*", "*", "@", "#[", "#!", "[")):
-        return not stripped.startswith("#!") or language == "shell"
-    return stripped.startswith("#") and language in _HASH_COMMENT_LANGS
-
-
-def _segments(
-    lines: list[str], start: int, end: int, language: str, header: int | None
-) -> list[tuple[int, int, str | None]]:
-    """Split lines[start:end] at the shallowest definitions; (from, to, title or None)."""
-    found: list[tuple[int, int, str]] = []
-    floor = -1
-    if header is not None:
-        header_match = _match_def(lines[header], language)
-        floor = header_match[0] if header_match else 0
-    for index in range(start, end):
-        if index == header:
-            continue
-        m = _match_def(lines[index], language)
-        if m and m[0] > floor:
-            found.append((index, m[0], m[1]))
-    if not found:
-        return [(start, end, None)]
-    indent = min(f[1] for f in found)
-    cuts = []
-    for index, level, title in found:
-        if level != indent:
-            continue
-        begin = index
-        while begin - 1 >= start and begin - 1 != header:
-            above = lines[begin - 1].strip()
-            if not above or not _is_leading_comment(above, language):
-                break
-            begin -= 1
-        cuts.append((begin, title))
-    out: list[tuple[int, int, str | None]] = []
-    if cuts[0][0] > start:
-        out.append((start, cuts[0][0], None))
-    for k, (begin, title) in enumerate(cuts):
-        stop = cuts[k + 1][0] if k + 1 < len(cuts) else end
-        if stop > begin:
-            out.append((begin, stop, title))
-    return out
-
-
-def _code_chunks(
-    lines: list[str], start: int, end: int, language: str, parents: list[str], header: int | None
-) -> list[Chunk]:
-    pieces: list[Chunk] = []
-    preamble_title = " > ".join(parents) if parents else "(module)"
-    for begin, stop, title in _segments(lines, start, end, language, header):
-        block = [(n + 1, lines[n]) for n in range(begin, stop)]
-        body = "\n".join(t for _, t in block).strip()
-        if not body:
-            continue
-        full_title = " > ".join([*parents, title]) if title else preamble_title
-        if _size(body) <= MAX_CHUNK_BYTES or title is None or len(parents) >= 2:
-            pieces.extend(_emit(full_title, block, code=True))
-            continue
-        header_line = next(
-            n for n in range(begin, stop) if _match_def(lines[n], language) is not None
-        )
-        pieces.extend(_code_chunks(lines, begin, stop, language, [*parents, title], header_line))
-    return pieces
-
-
-def _merge_small(chunks: list[Chunk]) -> list[Chunk]:
-    """Fold runs of tiny neighbouring definitions (getters, macros) into one chunk."""
-    out: list[Chunk] = []
-    for chunk in chunks:
-        prev = out[-1] if out else None
-        if (
-            prev is not None
-            and _size(chunk.content) < _SMALL_SEGMENT
-            and _size(prev.content) + _size(chunk.content) < _MERGE_TARGET
-            and (_size(prev.content) < _SMALL_SEGMENT or ", " in prev.title)
-        ):
-            titles = prev.title.split(", ")
-            merged_title = prev.title if len(titles) >= 4 else f"{prev.title}, {chunk.title}"
-            out[-1] = Chunk(
-                merged_title[:200],
-                f"{prev.content}\n\n{chunk.content}",
-                "code",
-                prev.start_line,
-                chunk.end_line,
-            )
-        else:
-            out.append(chunk)
-    return out
-
-
-def chunk_code(text: str, language: str) -> list[Chunk]:
-    """Split source on its top-level definitions, descending into oversized classes.
-
-    Titles name the definition (``class Session > def request``); comments, decorators and
-    attributes directly above a definition stay with it.
-    """
-    if language not in LANGUAGE_DEFS:
-        return chunk_plain(text)
-    lines = text.split("\n")
-    return _merge_small(_code_chunks(lines, 0, len(lines), language, [], None))
-
-
 # --------------------------------------------------------------------------- dispatch
 
 MARKDOWN_EXTENSIONS = frozenset({".md", ".markdown", ".mdx", ".rst", ".mkd", ".mdown", ".qmd"})
@@ -682,6 +408,8 @@ def kind_for_name(name: str | None) -> str:
         return "markdown"
     if ext in JSON_EXTENSIONS:
         return "json"
+    from ctxmode.store.codechunks import EXTENSION_LANGUAGE
+
     if ext in EXTENSION_LANGUAGE:
         return EXTENSION_LANGUAGE[ext]
     if ext in PLAIN_EXTENSIONS:
@@ -699,8 +427,6 @@ def chunk_text(text: str, kind: str = "markdown") -> list[Chunk]:
         return chunk_plain(text)
     if kind == "json":
         return chunk_json(text)
+    from ctxmode.store.codechunks import chunk_code
+
     return chunk_code(text, kind)
-
-
-def iter_titles(chunks: Iterable[Chunk]) -> list[str]:
-    return [c.title for c in chunks]
