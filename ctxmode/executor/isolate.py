@@ -1,5 +1,6 @@
 """Opt-in OS confinement with bubblewrap (Linux): the project read-write, the run's temp
-directory read-write, the rest of the file system read-only, no network unless allowed.
+directory read-write (it is the run's TMPDIR), the rest of the file system read-only, /tmp
+included (the interpreter itself may live there), no network unless allowed.
 
 This goes beyond upstream, whose "sandbox" is only a separate process. Where bubblewrap
 is missing, or the kernel refuses it namespaces, `isolation_problem` says so plainly and
@@ -66,8 +67,6 @@ def confine(
         "/dev",
         "--proc",
         "/proc",
-        "--tmpfs",
-        "/tmp",
         "--bind",
         str(project_dir),
         str(project_dir),

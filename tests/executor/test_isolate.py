@@ -44,8 +44,8 @@ else:
 
 @pytest.fixture
 def outside_dir() -> Iterator[Path]:
-    """A writable directory on the real root file system: not the project, not under /tmp
-    (which the sandbox replaces with its own tmpfs, so a write there proves nothing)."""
+    """A writable directory on the real root file system, outside the project and outside
+    the run's own temp directory (both of which the sandbox leaves writable)."""
     base = "/var/tmp" if os.access("/var/tmp", os.W_OK) else str(Path.home())
     path = Path(tempfile.mkdtemp(prefix="ctxmode-isolate-", dir=base))
     yield path
