@@ -8,20 +8,7 @@ what the tool does, when to use it instead of the host's own tools, and the limi
 from dataclasses import dataclass
 from typing import Any
 
-LANGUAGES = [
-    "javascript",
-    "typescript",
-    "python",
-    "shell",
-    "ruby",
-    "go",
-    "rust",
-    "php",
-    "perl",
-    "r",
-    "elixir",
-    "csharp",
-]
+from ctxmode.executor.runtimes import LANGUAGES
 
 
 @dataclass(frozen=True)
