@@ -74,6 +74,13 @@ class ServerState:
             yield self._store
 
     @contextmanager
+    def private_store(self) -> Iterator[ContentStore]:
+        """A connection of its own, for a long call (a fetch) that must not hold up the
+        shared one; SQLite's WAL lets both write."""
+        with ContentStore(self.project.adopt_legacy_content_db()) as store:
+            yield store
+
+    @contextmanager
     def cancellable(self) -> Iterator[threading.Event]:
         """A cancel flag for one run, set if the call is cancelled or the server stops."""
         event = threading.Event()

@@ -214,7 +214,7 @@ def ctx_fetch_and_index(state: ServerState, args: dict[str, Any], call: Call) ->
     url = coerce.string(args, "url")
     # `requests` (a batch) wins; a lone `url` keeps upstream's single-URL wording.
     target: Any = coerce.as_array(requests) if requests is not None else url
-    with state.store() as store:
+    with state.private_store() as store:  # network waits must not block other tools
         report = fetch_and_index(
             store,
             target,
