@@ -1,18 +1,120 @@
 """`ctxmode hook <platform> <event>`: the hook front door. Standard library only.
 
 Hooks run as a whole process on every tool call of the host agent, so this path imports
-nothing heavy and never breaks the host: whatever happens, it answers with the platform's
-no-op and exit status 0. Platform adapters and event handlers plug in here.
+only the platform adapter and the one handler it needs, and never breaks the host:
+garbage stdin, a missing or locked database, any exception ends in the platform's no-op
+answer (exit 0, or what the host treats as "carry on"), with the error in the log file.
 """
 
+import json
+import os
 import sys
+import time
+import traceback
+from pathlib import Path
+from typing import Any
+
+HANDLERS = {
+    "pre_tool": "ctxmode.hooks.pretool",
+    "post_tool": "ctxmode.hooks.capture",
+    "post_tool_failure": "ctxmode.hooks.capture",
+    "prompt_submit": "ctxmode.hooks.capture",
+    "stop": "ctxmode.hooks.capture",
+    "pre_compact": "ctxmode.hooks.compact",
+    "session_start": "ctxmode.hooks.sessionstart",
+}
+
+
+def _log(message: str) -> None:
+    """Append to <data root>/logs/hooks.log; never raises."""
+    try:
+        from ctxmode.paths import data_root
+
+        logs = data_root() / "logs"
+        logs.mkdir(parents=True, exist_ok=True)
+        path = logs / "hooks.log"
+        if path.exists() and path.stat().st_size > 1024 * 1024:
+            os.replace(path, logs / "hooks.log.1")
+        stamp = time.strftime("%Y-%m-%dT%H:%M:%S")
+        with path.open("a", encoding="utf-8") as handle:
+            handle.write(f"{stamp} {os.getpid()} {message}\n")
+    except Exception:  # noqa: BLE001 - logging must never break a hook
+        pass
+
+
+def read_payload(data: bytes) -> dict[str, Any]:
+    """The hook's JSON payload: BOM stripped, empty or blank input as ``{}``.
+
+    Raises:
+        ValueError: not JSON, or not a JSON object.
+    """
+    text = data.decode("utf-8", "replace").lstrip("\ufeff").strip()
+    if not text:
+        return {}
+    value = json.loads(text)
+    if not isinstance(value, dict):
+        raise ValueError("hook payload is not a JSON object")
+    return value
+
+
+def handle(platform: str, native_event: str, payload: dict[str, Any]) -> Any:
+    """Run one hook in process: parse, decide, render. Returns a `platforms.Output`."""
+    import importlib
+
+    from ctxmode import platforms
+
+    adapter = platforms.load(platform)
+    event = adapter.parse(native_event, payload, os.environ)
+    if event is None:
+        return adapter.noop(native_event)
+    handler = importlib.import_module(HANDLERS[event.event])
+    decision = handler.handle(event)
+    return adapter.render(event, decision)
 
 
 def run(argv: list[str]) -> int:
-    """Read the hook payload from stdin and answer with a no-op (fail open)."""
+    """Entry point; `argv` is ``[platform, event]``. Returns the process exit status."""
+    from ctxmode import platforms
+
+    if len(argv) != 2 or argv[0] not in platforms.PLATFORMS:
+        from ctxmode.cli.app import main as cli_main  # usage errors read better from Typer
+
+        return cli_main(["hook", *argv])
+    platform, native_event = argv[0], argv[1].lower()
     try:
-        if not sys.stdin.isatty():
-            sys.stdin.buffer.read()
+        data = b"" if sys.stdin is None or sys.stdin.isatty() else sys.stdin.buffer.read()
     except (OSError, ValueError):
-        pass
-    return 0
+        data = b""
+    try:
+        output = handle(platform, native_event, read_payload(data))
+    except Exception as exc:  # noqa: BLE001 - fail open, always
+        _log(f"{platform} {native_event}: {type(exc).__name__}: {exc}\n{traceback.format_exc()}")
+        try:
+            output = platforms.load(platform).noop(native_event)
+        except Exception:  # noqa: BLE001
+            return 0
+    if output.stdout:
+        sys.stdout.write(output.stdout if output.stdout.endswith("\n") else output.stdout + "\n")
+        sys.stdout.flush()
+    if output.stderr:
+        sys.stderr.write(output.stderr if output.stderr.endswith("\n") else output.stderr + "\n")
+        sys.stderr.flush()
+    return int(output.exit_code)
+
+
+def project_from(payload: dict[str, Any], env: Any) -> Path | None:
+    """The project a hook call belongs to: the host's project variable, else its cwd."""
+    for var in ("CTXMODE_PROJECT_DIR", "CLAUDE_PROJECT_DIR", "GEMINI_PROJECT_DIR",
+                "QWEN_PROJECT_DIR", "CURSOR_CWD", "VSCODE_CWD", "IDEA_INITIAL_DIRECTORY",
+                "OPENCODE_PROJECT_DIR", "CONTEXT_MODE_PROJECT_DIR"):
+        value = (env.get(var) or "").strip()
+        if value:
+            return Path(value)
+    for key in ("cwd", "workspaceFolder", "workspace_folder"):
+        value = payload.get(key)
+        if isinstance(value, str) and value:
+            return Path(value)
+    roots = payload.get("workspace_roots") or payload.get("workspaceRoots")
+    if isinstance(roots, list) and roots and isinstance(roots[0], str):
+        return Path(roots[0])
+    return None

@@ -1,0 +1,72 @@
+"""What every hook handler reasons about, whatever the host: one canonical event in, one
+normalised decision out. Platform adapters (`ctxmode.platforms`) translate both ways.
+
+Canonical events: ``pre_tool``, ``post_tool``, ``post_tool_failure``, ``pre_compact``,
+``session_start``, ``prompt_submit``, ``stop``.
+
+Canonical tools (the Claude Code name family the router reasons about): ``Bash``, ``Read``,
+``Grep``, ``Glob``, ``WebFetch``, ``WebSearch``, ``Edit``, ``Write``, ``NotebookEdit``,
+``Task`` (todo/task tracking), ``Agent`` (sub-agent), ``AskUserQuestion``, ``ctx`` (one of
+ctxmode's own ``ctx_*`` tools, leaf name in ``mcp_tool``), ``mcp`` (any other MCP tool),
+``other``.
+"""
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal
+
+CanonicalEvent = Literal[
+    "pre_tool", "post_tool", "post_tool_failure", "pre_compact", "session_start",
+    "prompt_submit", "stop",
+]
+DecisionKind = Literal["allow", "deny", "ask", "modify", "context", "record"]
+
+OWN_TOOLS = frozenset(
+    {
+        "ctx_execute", "ctx_execute_file", "ctx_batch_execute", "ctx_index", "ctx_search",
+        "ctx_fetch_and_index", "ctx_stats", "ctx_doctor", "ctx_upgrade", "ctx_purge",
+        "ctx_insight",
+    }
+)
+
+
+@dataclass(frozen=True)
+class HookEvent:
+    """One host hook call, normalised."""
+
+    platform: str
+    event: CanonicalEvent
+    native_event: str
+    session_id: str = ""  # "" when the host sends none (Kiro)
+    project_dir: Path | None = None
+    cwd: str | None = None
+    tool: str | None = None  # canonical tool name (see module docstring)
+    native_tool: str | None = None
+    tool_input: dict[str, Any] = field(default_factory=dict)  # as the host sent it
+    tool_response: Any = None
+    error: str | None = None  # post_tool_failure / a failed call's error text
+    source: str | None = None  # session_start: startup | resume | clear | compact
+    prompt: str | None = None  # prompt_submit
+    mcp_server: str | None = None
+    mcp_tool: str | None = None  # leaf MCP tool name (ctx_execute for our own tools)
+    subagent: bool = False  # the call comes from a sub-agent, when the host says so
+    transcript_path: str | None = None
+    raw: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class HookDecision:
+    """What ctxmode wants the host to do. `allow` means "no opinion"."""
+
+    kind: DecisionKind = "allow"
+    reason: str | None = None  # deny / ask: the text the model must read
+    updated_input: dict[str, Any] | None = None  # modify: the complete new tool input
+    context: str | None = None  # context (or alongside allow/modify): advisory text
+
+    @property
+    def blocks(self) -> bool:
+        return self.kind in ("deny", "ask")
+
+
+ALLOW = HookDecision()
+RECORD = HookDecision("record")

@@ -1,0 +1,48 @@
+"""Per-host translation for hooks: parse a host's stdin into a `HookEvent`, render a
+`HookDecision` in that host's wire format. One small module per platform, looked up here
+by name and imported only when used (the hook path must start fast).
+
+Each platform module provides:
+
+    NAME: str
+    def parse(native_event: str, payload: dict, env: Mapping[str, str]) -> HookEvent | None
+        # None: an event this platform's ctxmode hook does not handle (answer no-op)
+    def render(event: HookEvent, decision: HookDecision) -> Output
+    def noop(native_event: str) -> Output
+        # what to answer when anything goes wrong (fail open; never a non-zero exit where
+        # the host fails closed)
+"""
+
+import importlib
+from dataclasses import dataclass
+from types import ModuleType
+
+PLATFORMS = {
+    "claude-code": "ctxmode.platforms.claude_code",
+    "qwen-code": "ctxmode.platforms.qwen_code",
+    "gemini-cli": "ctxmode.platforms.gemini_cli",
+    "codex": "ctxmode.platforms.codex",
+    "vscode-copilot": "ctxmode.platforms.vscode_copilot",
+    "jetbrains-copilot": "ctxmode.platforms.jetbrains_copilot",
+    "cursor": "ctxmode.platforms.cursor",
+    "kiro": "ctxmode.platforms.kiro",
+    "opencode": "ctxmode.platforms.opencode",
+}
+
+
+@dataclass(frozen=True)
+class Output:
+    """What the hook process prints and how it exits."""
+
+    stdout: str | None = None
+    stderr: str | None = None
+    exit_code: int = 0
+
+
+def load(name: str) -> ModuleType:
+    """The adapter module of platform `name`.
+
+    Raises:
+        KeyError: not a platform ctxmode knows.
+    """
+    return importlib.import_module(PLATFORMS[name])
