@@ -4,6 +4,7 @@ import hashlib
 import os
 import shutil
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -326,3 +327,17 @@ def test_legacy_database_is_left_alone_when_the_canonical_one_exists(tmp_path, m
     where.content_db.write_bytes(b"new")
     where.adopt_legacy_content_db()
     assert legacy.read_bytes() == b"old" and where.content_db.read_bytes() == b"new"
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="the fast path is Linux's")
+@pytest.mark.parametrize("xdg", [None, "/srv/data", "relative/dir", ""])
+def test_default_data_root_matches_platformdirs(xdg, tmp_path, monkeypatch):
+    from platformdirs import user_data_dir
+
+    monkeypatch.delenv("CTXMODE_DIR", raising=False)
+    monkeypatch.setenv("HOME", str(tmp_path))
+    if xdg is None:
+        monkeypatch.delenv("XDG_DATA_HOME", raising=False)
+    else:
+        monkeypatch.setenv("XDG_DATA_HOME", xdg)
+    assert paths.data_root() == Path(user_data_dir("ctxmode", appauthor=False))

@@ -10,7 +10,6 @@ import json
 import os
 import sys
 import time
-import traceback
 from pathlib import Path
 from typing import Any
 
@@ -88,6 +87,8 @@ def run(argv: list[str]) -> int:
     try:
         output = handle(platform, native_event, read_payload(data))
     except Exception as exc:  # noqa: BLE001 - fail open, always
+        import traceback
+
         _log(f"{platform} {native_event}: {type(exc).__name__}: {exc}\n{traceback.format_exc()}")
         try:
             output = platforms.load(platform).noop(native_event)
