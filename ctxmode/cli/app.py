@@ -4,7 +4,17 @@ import typer
 
 from ctxmode import __version__
 from ctxmode.cli import output
-from ctxmode.cli.commands import execute, hook, index, policy, search, serve, sources
+from ctxmode.cli.commands import (
+    execute,
+    hook,
+    index,
+    policy,
+    search,
+    serve,
+    session,
+    setup,
+    sources,
+)
 from ctxmode.errors import CtxError, ExitCode
 
 app = typer.Typer(
@@ -40,6 +50,9 @@ app.command("execute-file")(execute.execute_file_command)
 app.add_typer(policy.policy_app)
 app.command()(serve.serve)
 app.command()(hook.hook)
+app.command("setup")(setup.setup)
+app.command("uninstall")(setup.uninstall)
+app.add_typer(session.session_app)
 
 
 def main(argv: list[str] | None = None) -> int:

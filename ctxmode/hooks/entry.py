@@ -105,9 +105,17 @@ def run(argv: list[str]) -> int:
 
 def project_from(payload: dict[str, Any], env: Any) -> Path | None:
     """The project a hook call belongs to: the host's project variable, else its cwd."""
-    for var in ("CTXMODE_PROJECT_DIR", "CLAUDE_PROJECT_DIR", "GEMINI_PROJECT_DIR",
-                "QWEN_PROJECT_DIR", "CURSOR_CWD", "VSCODE_CWD", "IDEA_INITIAL_DIRECTORY",
-                "OPENCODE_PROJECT_DIR", "CONTEXT_MODE_PROJECT_DIR"):
+    for var in (
+        "CTXMODE_PROJECT_DIR",
+        "CLAUDE_PROJECT_DIR",
+        "GEMINI_PROJECT_DIR",
+        "QWEN_PROJECT_DIR",
+        "CURSOR_CWD",
+        "VSCODE_CWD",
+        "IDEA_INITIAL_DIRECTORY",
+        "OPENCODE_PROJECT_DIR",
+        "CONTEXT_MODE_PROJECT_DIR",
+    ):
         value = (env.get(var) or "").strip()
         if value:
             return Path(value)

@@ -16,15 +16,28 @@ from pathlib import Path
 from typing import Any, Literal
 
 CanonicalEvent = Literal[
-    "pre_tool", "post_tool", "post_tool_failure", "pre_compact", "session_start",
-    "prompt_submit", "stop",
+    "pre_tool",
+    "post_tool",
+    "post_tool_failure",
+    "pre_compact",
+    "session_start",
+    "prompt_submit",
+    "stop",
 ]
 DecisionKind = Literal["allow", "deny", "ask", "modify", "context", "record"]
 
 OWN_TOOLS = frozenset(
     {
-        "ctx_execute", "ctx_execute_file", "ctx_batch_execute", "ctx_index", "ctx_search",
-        "ctx_fetch_and_index", "ctx_stats", "ctx_doctor", "ctx_upgrade", "ctx_purge",
+        "ctx_execute",
+        "ctx_execute_file",
+        "ctx_batch_execute",
+        "ctx_index",
+        "ctx_search",
+        "ctx_fetch_and_index",
+        "ctx_stats",
+        "ctx_doctor",
+        "ctx_upgrade",
+        "ctx_purge",
         "ctx_insight",
     }
 )

@@ -1,0 +1,66 @@
+"""Record what happened: tool calls (``post_tool``, ``post_tool_failure``), prompts
+(``prompt_submit``) and turn ends (``stop``) become session events.
+
+The hot path: extraction in memory, then one small SQLite transaction with a short busy
+timeout. A locked or broken database raises, and the dispatcher fails open (the host
+carries on; the error goes to the hook log).
+
+Hosts that never start a session again after compacting (VS Code and the Copilot runtime,
+Gemini's asynchronous PreCompress) get the session's pending resume snapshot with the next
+tool result or prompt instead (`LATE_SNAPSHOT_PLATFORMS`).
+"""
+
+from ctxmode.hooks.model import RECORD, HookDecision, HookEvent
+from ctxmode.session import extract, markers, where
+from ctxmode.session.db import HOOK_BUSY_TIMEOUT_MS, SessionDB
+from ctxmode.session.events import Event, snapshot_consumed
+
+LATE_SNAPSHOT_PLATFORMS = frozenset({"vscode-copilot", "jetbrains-copilot", "gemini-cli"})
+_TOOL_EVENTS = frozenset({"post_tool", "post_tool_failure"})
+
+
+def _events(event: HookEvent, session_id: str) -> list[Event]:
+    if event.event in _TOOL_EVENTS:
+        found = extract.tool_events(event)
+        return found + markers.consume(session_id, event.tool or event.native_tool or "")
+    if event.event == "prompt_submit":
+        return extract.prompt_events(event.prompt or "")
+    if event.event == "stop":
+        return extract.stop_events(event)
+    return []
+
+
+def handle(event: HookEvent) -> HookDecision:
+    """Record the call's events; hand back a pending snapshot where the host needs it so."""
+    session_id = where.session_id_of(event)
+    events = _events(event, session_id)
+    late = (
+        event.platform in LATE_SNAPSHOT_PLATFORMS
+        and event.event in ("post_tool", "prompt_submit")
+        and where.injection_enabled()
+    )
+    if not events and not late:
+        return RECORD
+    project = where.project_of(event)
+    snapshot = None
+    with SessionDB(where.session_db_path(project), busy_timeout_ms=HOOK_BUSY_TIMEOUT_MS) as sdb:
+        with sdb.transaction():
+            sdb.add_events(
+                session_id,
+                events,
+                source_hook=event.event,
+                project_dir=str(project),
+                platform=event.platform,
+            )
+            resume = sdb.take_resume(session_id) if late else None
+            if resume is not None:
+                snapshot = resume.snapshot
+                sdb.add_events(
+                    session_id,
+                    [snapshot_consumed(snapshot, "after compaction, with a tool result")],
+                    source_hook=event.event,
+                    project_dir=str(project),
+                )
+    if snapshot:
+        return HookDecision("context", context=snapshot)
+    return RECORD

@@ -1,0 +1,185 @@
+"""``session_start``: open the session's context window with what it needs.
+
+By source (missing or unknown: ``startup``; VS Code ``new`` too; Claude ``fork`` is a resume):
+
+startup  routing block, once per session. Sessions idle for over a week and orphan events
+         are cleaned up; the platform's instruction files (CLAUDE.md, AGENTS.md, …) are
+         recorded as rules.
+compact  routing block + this session's resume snapshot (the one PreCompact stored, else
+         built now from its events). Upstream injected nothing here on Claude Code.
+resume   routing block + a snapshot of the *incoming* session's own events; when it has
+         none, the newest unconsumed snapshot of another session of this project, claimed
+         atomically so two windows never both take it. Never "the latest session's events".
+clear    routing block only, and the session starts clean: events recorded under its id
+         before the clear are dropped, so they cannot come back at the next compaction.
+
+``CTXMODE_INJECT=off`` records everything and injects nothing. A database that cannot be
+opened or locked still gets the routing block injected (the error goes to the hook log).
+"""
+
+import os
+import sqlite3
+from pathlib import Path
+
+from ctxmode.errors import CtxError
+from ctxmode.hooks.model import RECORD, HookDecision, HookEvent
+from ctxmode.session import where
+from ctxmode.session.db import HOOK_BUSY_TIMEOUT_MS, SessionDB
+from ctxmode.session.events import Event, clip, snapshot_consumed
+from ctxmode.session.snapshot import build_snapshot
+
+SOURCES = {
+    "startup": "startup",
+    "new": "startup",
+    "init": "startup",
+    "resume": "resume",
+    "continue": "resume",
+    "fork": "resume",
+    "clear": "clear",
+    "compact": "compact",
+    "compaction": "compact",
+}
+# Events that say nothing about the work itself (a resume with only these has no state):
+# lifecycle records and the instruction files every startup records.
+NO_WORK = frozenset(
+    {
+        "session_start", "turn_end", "compaction_summary", "snapshot_built",
+        "snapshot_consumed", "rule", "rule_content",
+    }
+)  # fmt: skip
+MAX_RULE_FILE_BYTES = 1_000_000
+
+
+def source_of(event: HookEvent) -> str:
+    raw = (event.source or event.raw.get("trigger") or "").strip().lower()
+    return SOURCES.get(raw, "startup")
+
+
+def instruction_files(platform: str, project: Path) -> list[Path]:
+    """The host's instruction files recorded as rules at startup (existing or not)."""
+    home = Path.home()
+    if platform in ("claude-code",):
+        config = Path(os.environ.get("CLAUDE_CONFIG_DIR") or home / ".claude")
+        return [config / "CLAUDE.md", project / "CLAUDE.md", project / ".claude" / "CLAUDE.md"]
+    if platform == "qwen-code":
+        return [home / ".qwen" / "QWEN.md", project / "QWEN.md"]
+    if platform == "gemini-cli":
+        gemini = Path(os.environ.get("GEMINI_CLI_HOME") or home) / ".gemini"
+        return [gemini / "GEMINI.md", project / "GEMINI.md"]
+    if platform == "codex":
+        codex = Path(os.environ.get("CODEX_HOME") or home / ".codex")
+        names = ("AGENTS.md", "AGENTS.override.md")
+        return [codex / n for n in names] + [project / n for n in names]
+    if platform in ("vscode-copilot", "jetbrains-copilot"):
+        return [project / ".github" / "copilot-instructions.md"]
+    if platform == "opencode":
+        return [project / "AGENTS.md"]
+    return []
+
+
+def _rule_events(platform: str, project: Path) -> list[Event]:
+    from ctxmode.session.redact import redact_text
+
+    out: list[Event] = []
+    for path in instruction_files(platform, project):
+        try:
+            if not path.is_file() or path.stat().st_size > MAX_RULE_FILE_BYTES:
+                continue
+            text = path.read_text(encoding="utf-8", errors="replace")
+        except OSError:
+            continue
+        if text.strip():
+            out += [Event("rule", str(path)), Event("rule_content", redact_text(clip(text)))]
+    return out
+
+
+def routing_block(platform: str) -> str:
+    """The routing block of ``ctxmode.hooks.guidance``; empty until that module exists."""
+    try:
+        from ctxmode.hooks.guidance import routing_block as block
+    except ImportError:
+        return ""
+    return block(platform)
+
+
+def _log(message: str) -> None:
+    from ctxmode.hooks.entry import _log as log
+
+    log(message)
+
+
+def handle(event: HookEvent) -> HookDecision:
+    """Record the start; inject the routing block and, after compaction or on resume, the
+    session's snapshot."""
+    source = source_of(event)
+    session_id = where.session_id_of(event)
+    project = where.project_of(event)
+    inject = where.injection_enabled()
+    want_routing = inject
+    snapshot = ""
+    try:
+        with SessionDB(where.session_db_path(project), busy_timeout_ms=HOOK_BUSY_TIMEOUT_MS) as sdb:
+            want_routing, snapshot = _start(sdb, event, source, session_id, project, inject)
+    except (CtxError, sqlite3.Error, OSError) as exc:
+        _log(f"{event.platform} session_start ({source}): {type(exc).__name__}: {exc}")
+    parts = []
+    if want_routing:
+        try:
+            parts.append(routing_block(event.platform))
+        except Exception as exc:  # noqa: BLE001 - the snapshot must still get through
+            _log(f"{event.platform} session_start: routing block: {type(exc).__name__}: {exc}")
+    parts.append(snapshot)
+    context = "\n\n".join(p for p in parts if p and p.strip())
+    if context:
+        return HookDecision("context", context=context)
+    return RECORD
+
+
+def _start(
+    sdb: SessionDB, event: HookEvent, source: str, session_id: str, project: Path, inject: bool
+) -> tuple[bool, str]:
+    """Everything the database does for one session start, in one transaction."""
+    record = {"source_hook": "session_start", "project_dir": str(project)}
+    snapshot = ""
+    with sdb.transaction():
+        if source == "startup":
+            sdb.cleanup_old_sessions()
+            sdb.delete_orphans()
+        elif source == "clear":
+            sdb.delete_session(session_id)
+        sdb.ensure_session(session_id, str(project), event.platform)
+        started = [Event("session_start", f"session {source} ({event.platform})")]
+        if source == "startup":
+            started += _rule_events(event.platform, project)
+        sdb.add_events(session_id, started, platform=event.platform, **record)
+        want_routing = inject and sdb.claim_routing(session_id, again=source != "startup")
+        if not inject or source in ("startup", "clear"):
+            return want_routing, ""
+        how = "after compaction"
+        if source == "compact":
+            stored = sdb.take_resume(session_id)
+            snapshot = stored.snapshot if stored is not None else _fresh(sdb, session_id, project)
+        else:
+            how = "on resume"
+            snapshot = _fresh(sdb, session_id, project)
+            if snapshot:
+                sdb.mark_resume_consumed(session_id)  # live events win over a stored snapshot
+            else:
+                claimed = sdb.claim_latest_resume(session_id)
+                if claimed is not None:
+                    snapshot = claimed.snapshot
+                    how = f"on resume, from session {claimed.session_id}"
+        if snapshot:
+            sdb.add_events(session_id, [snapshot_consumed(snapshot, how)], **record)
+    return want_routing, snapshot
+
+
+def _fresh(sdb: SessionDB, session_id: str, project: Path) -> str:
+    """A snapshot of the session's own events now; empty when it has no work recorded."""
+    events = sdb.events(session_id)
+    if all(e.type in NO_WORK for e in events):
+        return ""
+    meta = sdb.meta(session_id)
+    return build_snapshot(
+        events, compact_count=meta.compact_count if meta else 0, project_dir=project
+    )

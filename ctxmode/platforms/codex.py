@@ -1,0 +1,75 @@
+"""OpenAI Codex CLI (hooks.md section 7): the Claude Code shapes, deny-first.
+
+PreToolUse accepts ``deny`` with a non-empty reason and little else across builds: ``ask`` is
+rejected, ``updatedInput`` and ``additionalContext`` only exist in the newest codex-rs and
+older builds fail open on them. So ``ask`` and redirects become ``deny`` (upstream dropped
+redirects and let curl run), pre-tool nudges are dropped, and PreCompact answers nothing.
+A Bash call that exited non-zero arrives as a PostToolUse whose output starts with
+``Exit code: N``; it is reported as a failed call.
+"""
+
+import dataclasses
+import json
+import re
+from collections.abc import Mapping
+from typing import Any
+
+from ctxmode.hooks.model import CanonicalEvent, HookDecision, HookEvent
+from ctxmode.platforms import Output
+from ctxmode.platforms.claude_code import parse_with, render_with
+from ctxmode.platforms.common import NOTHING
+
+NAME = "codex"
+
+EVENTS: dict[str, CanonicalEvent] = {
+    "pretooluse": "pre_tool",
+    "posttooluse": "post_tool",
+    "precompact": "pre_compact",
+    "sessionstart": "session_start",
+    "userpromptsubmit": "prompt_submit",
+    "stop": "stop",
+}
+
+_EXIT = re.compile(r"\A\s*Exit code:?\s*(-?\d+)", re.IGNORECASE)
+
+
+def failure(response: Any) -> str | None:
+    """The output of a shell call that exited non-zero, else None."""
+    if isinstance(response, str):
+        found = _EXIT.match(response)
+        return response if found and int(found.group(1)) != 0 else None
+    if isinstance(response, dict):
+        code = response.get("exit_code", response.get("exitCode"))
+        if isinstance(code, int) and not isinstance(code, bool) and code != 0:
+            return json.dumps(response, ensure_ascii=False)
+        if response.get("is_error") is True:
+            return json.dumps(response, ensure_ascii=False)
+    return None
+
+
+def parse(native_event: str, payload: dict[str, Any], env: Mapping[str, str]) -> HookEvent | None:
+    event = parse_with(
+        NAME,
+        native_event,
+        payload,
+        env,
+        events=EVENTS,
+        env_vars=(),
+        session_vars=("CODEX_THREAD_ID",),
+    )
+    if event is None or event.event != "post_tool" or event.tool != "Bash":
+        return event
+    error = failure(event.tool_response)
+    if error is None:
+        return event
+    return dataclasses.replace(event, event="post_tool_failure", error=error)
+
+
+def render(event: HookEvent, decision: HookDecision) -> Output:
+    if event.event == "post_tool_failure":  # Codex has no such event: answer as PostToolUse
+        event = dataclasses.replace(event, event="post_tool")
+    return render_with(event, decision, can_ask=False, can_modify=False, pre_context=False)
+
+
+def noop(native_event: str) -> Output:
+    return NOTHING

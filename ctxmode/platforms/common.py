@@ -1,0 +1,391 @@
+"""What the platform adapters share: tool-name aliases, MCP name parsing, accessors for the
+fields hosts spell differently, and the step from a `HookDecision` to what a host can do.
+
+Tool names are normalised here once (docs: hooks.md section 3), so routing and capture see
+``Bash``/``Read``/``Edit``/... whatever the host called the tool. Tool *inputs* stay as the
+host sent them: a rewrite must go back in the host's own schema. `refine` looks
+into the input only where one host tool covers two canonical ones (Kiro ``fs_write``,
+``apply_patch``).
+"""
+
+import json
+import re
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Literal
+
+from ctxmode.hooks.model import OWN_TOOLS, HookDecision, HookEvent
+from ctxmode.platforms import Output
+
+NOTHING = Output()
+
+# Server keys ctxmode is registered under (ours, and upstream's for a migrated config).
+OWN_SERVERS = frozenset({"ctxmode", "context-mode", "context_mode"})
+
+# canonical name: every host's names for it (hooks.md section 3; upstream TOOL_ALIASES plus
+# the names upstream misses). Claude Code's legacy sub-agent tool is `Task`; the Copilot
+# runtime and OpenCode call theirs `task`.
+_TABLE = {
+    "Bash": "Bash PowerShell bash powershell shell Shell run_shell_command run_in_terminal "
+    "execute_bash local_shell exec_command shell_command container.exec exec",
+    "Read": "Read read read_file read_many_files view fs_read",
+    "Grep": "Grep grep grep_search search_file_content grep_files rg",
+    "Glob": "Glob glob file_search",
+    "WebFetch": "WebFetch web_fetch webfetch fetch_webpage fetch mcp_web_fetch mcp_fetch_tool",
+    "WebSearch": "WebSearch web_search websearch google_web_search",
+    "Edit": "Edit MultiEdit edit multiedit replace replace_string_in_file "
+    "multi_replace_string_in_file insert_edit_into_file str_replace_editor "
+    "str_replace_based_edit_tool patch apply_patch",
+    "Write": "Write write write_file create_file create fs_write",
+    "NotebookEdit": "NotebookEdit edit_notebook_file",
+    "Task": "TaskCreate TaskUpdate TodoWrite todo_write write_todos manage_todo_list "
+    "update_todo todo_list todowrite",
+    "Agent": "Agent Task task delegate_to_agent runSubagent run_subagent",
+    "AskUserQuestion": "AskUserQuestion ask_user_question ask_user question",
+}
+ALIASES = {name: canonical for canonical, names in _TABLE.items() for name in names.split()}
+
+_UUID = re.compile(r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}")
+_PATCH_TARGET = re.compile(r"^\*\*\* (Add|Update|Delete) File: (.+?)\s*$", re.MULTILINE)
+
+
+# -- tool names -----------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class ToolName:
+    """A host tool name, normalised."""
+
+    tool: str | None  # canonical (see ctxmode.hooks.model)
+    native: str | None
+    mcp_server: str | None = None
+    mcp_tool: str | None = None
+
+
+def own_server(server: str | None) -> bool:
+    """Whether an MCP server key is ctxmode's (plain, or a Claude plugin-scoped key)."""
+    if not server:
+        return False
+    key = server.lower()
+    if key in OWN_SERVERS:
+        return True
+    return key.startswith("plugin_") and any(key.endswith("_" + s) for s in OWN_SERVERS)
+
+
+def own_leaf(name: str) -> str | None:
+    """The ``ctx_*`` tool a name ends with (after a ``_ - / : .`` separator), if any."""
+    if name in OWN_TOOLS:
+        return name
+    for leaf in sorted(OWN_TOOLS, key=len, reverse=True):
+        if name.endswith(leaf) and len(name) > len(leaf) and name[-len(leaf) - 1] in "_-/:.":
+            return leaf
+    return None
+
+
+def split_mcp(name: str) -> tuple[str | None, str] | None:
+    """(server, tool) for every MCP naming pattern hosts use, else None.
+
+    ``mcp__<server>__<tool>`` (Claude, Qwen, Codex, Gemini), ``<server>__<tool>`` (older
+    Gemini on a name clash), ``MCP:<tool>`` (Cursor, no server), ``@<server>/<tool>`` (Kiro),
+    ``mcp_<server>_<tool>`` (VS Code, newer Gemini; split at the first ``_`` unless the name
+    ends with one of ctxmode's tools).
+    """
+    if name.startswith("mcp__"):
+        server, sep, leaf = name[5:].partition("__")
+        return (server, leaf) if sep and server and leaf else None
+    if name[:4].upper() == "MCP:":
+        return (None, name[4:]) if name[4:] else None
+    if name.startswith("@"):
+        server, sep, leaf = name[1:].partition("/")
+        return (server, leaf) if sep and server and leaf else None
+    if name.startswith("mcp_") and len(name) > 4:
+        rest = name[4:]
+        leaf_own = own_leaf(rest)
+        if leaf_own and rest != leaf_own:
+            return rest[: -len(leaf_own) - 1], leaf_own
+        server, sep, leaf = rest.partition("_")
+        return (server, leaf) if sep and server and leaf else None
+    if "__" in name.strip("_"):
+        server, _, leaf = name.partition("__")
+        return (server, leaf) if server and leaf else None
+    return None
+
+
+def classify(
+    name: Any,
+    aliases: Mapping[str, str] | None = None,
+    mcp: tuple[str | None, str] | None = None,
+) -> ToolName:
+    """Normalise a host tool name.
+
+    `aliases` are platform-specific names checked first, then the shared table (exact
+    built-in names, Cursor's ``mcp_web_fetch`` included); `mcp` is an authoritative
+    (server, tool) pair when the host says the call is an MCP call (Gemini ``mcp_context``).
+    MCP tools become ``ctx`` (ours: the leaf is a ``ctx_*`` tool or the server is ctxmode's)
+    or ``mcp``; unknown names become ``other``.
+    """
+    if not isinstance(name, str) or not name:
+        return ToolName(None, None)
+    if mcp is None:
+        for table in (aliases or {}, ALIASES):
+            if name in table:
+                return ToolName(table[name], name)
+    parts = mcp or split_mcp(name)
+    if parts is not None:
+        server, leaf = parts
+        ours = own_leaf(leaf)
+        if ours or own_server(server):
+            return ToolName("ctx", name, server, ours or leaf)
+        return ToolName("mcp", name, server, leaf)
+    ours = own_leaf(name)
+    if ours:
+        prefix = name[: -len(ours)].rstrip("_-/:.")
+        return ToolName("ctx", name, prefix or None, ours)
+    if name.startswith("tracker_"):  # Gemini's task tracker family
+        return ToolName("Task", name)
+    return ToolName("other", name)
+
+
+def refine(tool: str | None, native: str | None, tool_input: Mapping[str, Any]) -> str | None:
+    """Edit vs Write where the host uses one tool for both (Kiro ``fs_write``, ``apply_patch``)."""
+    if native in ("write", "fs_write") and isinstance(tool_input.get("command"), str):
+        return "Write" if tool_input["command"] == "create" else "Edit"
+    if native == "apply_patch":
+        ops = {op for op, _ in patch_targets(_patch_text(tool_input))}
+        if ops == {"Add"}:
+            return "Write"
+    return tool
+
+
+# -- field accessors (every spelling hosts use) -------------------------------------------------
+
+
+def first_str(payload: Mapping[str, Any], *keys: str) -> str | None:
+    """The first non-blank string among `keys`."""
+    for key in keys:
+        value = payload.get(key)
+        if isinstance(value, str) and value.strip():
+            return value
+    return None
+
+
+def shell_command(tool_input: Mapping[str, Any]) -> str | None:
+    """The shell command of a shell tool call (``command``; Codex ``cmd``, maybe argv)."""
+    for key in ("command", "cmd"):
+        value = tool_input.get(key)
+        if isinstance(value, str):
+            return value
+        if isinstance(value, list) and value and all(isinstance(v, str) for v in value):
+            import shlex
+
+            return shlex.join(value)
+    return None
+
+
+def _patch_text(tool_input: Mapping[str, Any]) -> str:
+    return first_str(tool_input, "command", "patch", "input", "patchText") or ""
+
+
+def patch_targets(text: str) -> list[tuple[str, str]]:
+    """(``Add``|``Update``|``Delete``, path) for each file in an ``apply_patch`` text."""
+    return [(m.group(1), m.group(2)) for m in _PATCH_TARGET.finditer(text or "")]
+
+
+def as_object(value: Any) -> dict[str, Any]:
+    """A tool input as a dict: objects as they are, JSON-object strings parsed, else {}."""
+    if isinstance(value, dict):
+        return value
+    if isinstance(value, str) and value.strip().startswith("{"):
+        try:
+            parsed = json.loads(value)
+        except ValueError:
+            return {}
+        return parsed if isinstance(parsed, dict) else {}
+    return {}
+
+
+def error_text(value: Any) -> str | None:
+    """An error as text: a string, or an object's ``message``."""
+    if isinstance(value, str) and value.strip():
+        return value
+    if isinstance(value, Mapping):
+        message = first_str(value, "message", "error", "text")
+        if message:
+            return message
+    return None
+
+
+def uuid_in(path: Any) -> str | None:
+    """The last UUID in a transcript path (Claude names transcripts ``<session id>.jsonl``)."""
+    if not isinstance(path, str):
+        return None
+    found = _UUID.findall(path)
+    return found[-1] if found else None
+
+
+def source(value: Any) -> str:
+    """A session-start source as ``startup|resume|clear|compact``."""
+    text = value.strip().lower() if isinstance(value, str) else ""
+    if text in ("resume", "fork", "continue"):
+        return "resume"
+    if text in ("clear", "compact"):
+        return text
+    return "startup"  # startup, new (VS Code), missing
+
+
+def project_dir(
+    payload: Mapping[str, Any],
+    env: Mapping[str, str],
+    env_vars: Iterable[str] = (),
+    *,
+    payload_first: bool = False,
+) -> Path | None:
+    """``CTXMODE_PROJECT_DIR``, then the platform's own project variables and the payload's
+    ``cwd``/``workspace_roots[0]`` (in that order, or the payload first with `payload_first`:
+    hosts whose variable is where the IDE was launched, not the workspace).
+
+    Falls back to `ctxmode.hooks.entry.project_from` (every host's variable, then ``cwd``).
+    """
+    from ctxmode.hooks.entry import project_from
+
+    override = _env_path(env, ("CTXMODE_PROJECT_DIR",))
+    if override is not None:
+        return override
+    own = _env_path(env, env_vars)
+    given = project_from(dict(payload), {})
+    first, second = (given, own) if payload_first else (own, given)
+    return first or second or project_from(dict(payload), env)
+
+
+def _env_path(env: Mapping[str, str], names: Iterable[str]) -> Path | None:
+    for var in names:
+        value = (env.get(var) or "").strip()
+        if value:
+            return Path(value)
+    return None
+
+
+def subagent(payload: Mapping[str, Any]) -> bool:
+    """Whether the payload comes from inside a sub-agent (Claude/Codex ``agent_id``)."""
+    return bool(first_str(payload, "agent_id", "agentId"))
+
+
+# -- decisions ------------------------------------------------------------------------------
+
+VerdictKind = Literal["allow", "deny", "ask", "modify", "context"]
+
+DEFAULT_REASON = (
+    "ctxmode blocked this call. Use the ctx_* tools instead (ctx_execute, ctx_batch_execute, "
+    "ctx_fetch_and_index, ctx_search): only what you print enters the context window."
+)
+CANNOT_ASK = " (this host cannot ask for confirmation, so ctxmode blocked the call)"
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """A pre-tool decision cut down to what one host can do."""
+
+    kind: VerdictKind
+    reason: str = ""
+    updated_input: dict[str, Any] | None = None
+    context: str | None = None
+
+
+def _echo_text(command: Any) -> str | None:
+    """The message of an ``echo "…"`` redirect command (the router's modify rewrite)."""
+    if not isinstance(command, str) or not command.lstrip().startswith("echo"):
+        return None
+    import shlex
+
+    try:
+        words = shlex.split(command)
+    except ValueError:
+        return None
+    if not words or words[0] != "echo":
+        return None
+    words = words[1:]
+    while words and words[0] in ("-n", "-e", "-E", "-ne", "-en"):
+        words = words[1:]
+    text = " ".join(words)
+    return text or None
+
+
+def reason_text(event: HookEvent, decision: HookDecision) -> str:
+    """Non-empty text for the model: the reason, the redirect message, or a default."""
+    echoed = None
+    if decision.updated_input is not None:
+        before = shell_command(event.tool_input)
+        after = shell_command(decision.updated_input)
+        if after != before:
+            echoed = _echo_text(after)
+    if decision.kind == "modify" and echoed:
+        return echoed
+    for text in (decision.reason, echoed, decision.context):
+        if isinstance(text, str) and text.strip():
+            return text
+    return DEFAULT_REASON
+
+
+def context_of(decision: HookDecision) -> str | None:
+    text = decision.context
+    return text if isinstance(text, str) and text.strip() else None
+
+
+def essential_rewrite(event: HookEvent) -> bool:
+    """Whether a rewrite replaces the call itself (a redirect) rather than adding to it.
+
+    Only the sub-agent prompt augmentation (tool ``Agent``) keeps the call's purpose; when a
+    host cannot apply it, the sub-agent simply starts without the routing block.
+    """
+    return event.tool != "Agent"
+
+
+def verdict(
+    event: HookEvent,
+    decision: HookDecision,
+    *,
+    can_ask: bool = True,
+    can_modify: bool = True,
+    pre_context: bool = True,
+) -> Verdict:
+    """The pre-tool decision as this host can carry it out.
+
+    ``ask`` becomes ``deny`` where the host cannot ask; ``modify`` becomes ``deny`` with the
+    redirect text where it cannot rewrite (or passes through, for a sub-agent prompt); advisory
+    context is dropped where the host has no pre-tool context channel.
+    """
+    context = context_of(decision) if pre_context else None
+    kind = decision.kind
+    if kind in ("deny", "ask"):
+        reason = reason_text(event, decision)
+        if kind == "ask" and not can_ask:
+            return Verdict("deny", reason + CANNOT_ASK)
+        return Verdict(kind, reason)
+    if kind == "modify" and isinstance(decision.updated_input, dict):
+        if not can_modify:
+            if essential_rewrite(event):
+                return Verdict("deny", reason_text(event, decision))
+            return Verdict("context", context=context) if context else Verdict("allow")
+        updated = {**event.tool_input, **decision.updated_input}
+        return Verdict("modify", decision.reason or "", updated, context)
+    if context:
+        return Verdict("context", context=context)
+    return Verdict("allow")
+
+
+# -- output ---------------------------------------------------------------------------------
+
+
+def dumps(value: Any) -> str:
+    return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+
+
+def json_out(value: Mapping[str, Any]) -> Output:
+    return Output(stdout=dumps(value))
+
+
+def changed_keys(before: Mapping[str, Any], after: Mapping[str, Any]) -> dict[str, Any]:
+    """The keys of `after` whose values differ from `before` (all of `after` if none do)."""
+    diff = {k: v for k, v in after.items() if k not in before or before[k] != v}
+    return diff or dict(after)

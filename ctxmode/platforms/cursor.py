@@ -1,0 +1,128 @@
+"""Cursor (hooks.md section 10).
+
+Every answer is a JSON object: Cursor treats empty stdout as an invalid response, so "no
+opinion" is ``{}`` (never ``{"permission":"allow"}``, which would skip the user's approval).
+A deny names the ctx tool in ``agent_message``, the model-facing field; ``user_message`` is
+only shown to the human. ``updated_input`` is unverified, so a redirect is a deny and only a
+sub-agent prompt rewrite is sent as ``updated_input``. Sessions are keyed by
+``conversation_id``, projects by ``workspace_roots[0]``; MCP tools are ``MCP:<tool>``.
+"""
+
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from ctxmode.hooks.model import CanonicalEvent, HookDecision, HookEvent
+from ctxmode.platforms import Output
+from ctxmode.platforms.common import (
+    as_object,
+    classify,
+    context_of,
+    error_text,
+    essential_rewrite,
+    first_str,
+    json_out,
+    project_dir,
+    reason_text,
+    refine,
+    source,
+    uuid_in,
+    verdict,
+)
+
+NAME = "cursor"
+
+EVENTS: dict[str, CanonicalEvent] = {
+    "pretooluse": "pre_tool",
+    "beforeshellexecution": "pre_tool",
+    "posttooluse": "post_tool",
+    "aftershellexecution": "post_tool",
+    "posttoolusefailure": "post_tool_failure",
+    "precompact": "pre_compact",
+    "sessionstart": "session_start",
+    "beforesubmitprompt": "prompt_submit",
+    "stop": "stop",
+}
+
+_SHELL_EVENTS = ("beforeshellexecution", "aftershellexecution")
+
+
+def _project(payload: Mapping[str, Any], env: Mapping[str, str]) -> Path | None:
+    override = (env.get("CTXMODE_PROJECT_DIR") or "").strip()
+    if override:
+        return Path(override)
+    roots = payload.get("workspace_roots")
+    if isinstance(roots, list) and roots and isinstance(roots[0], str) and roots[0]:
+        return Path(roots[0])
+    return project_dir(payload, env, ("CURSOR_CWD",), payload_first=True)
+
+
+def parse(native_event: str, payload: dict[str, Any], env: Mapping[str, str]) -> HookEvent | None:
+    canonical = EVENTS.get(native_event)
+    if canonical is None:
+        return None
+    if native_event in _SHELL_EVENTS:
+        command = first_str(payload, "command") or ""
+        named = classify("Shell")
+        tool_input: dict[str, Any] = {"command": command}
+        response: Any = payload.get("output")
+    else:
+        tool_input = as_object(payload.get("tool_input"))
+        named = classify(first_str(payload, "tool_name"))
+        response = payload.get("tool_output", payload.get("tool_response"))
+    error = error_text(payload.get("error_message", payload.get("error")))
+    if canonical == "post_tool" and error:
+        canonical = "post_tool_failure"
+    return HookEvent(
+        platform=NAME,
+        event=canonical,
+        native_event=native_event,
+        session_id=first_str(payload, "conversation_id", "session_id")
+        or first_str(env, "CURSOR_TRACE_ID")
+        or uuid_in(payload.get("transcript_path"))
+        or "",
+        project_dir=_project(payload, env),
+        cwd=first_str(payload, "cwd"),
+        tool=refine(named.tool, named.native, tool_input),
+        native_tool=named.native,
+        tool_input=tool_input,
+        tool_response=response,
+        error=error if canonical == "post_tool_failure" else None,
+        source=source(payload.get("source", payload.get("trigger")))
+        if canonical == "session_start"
+        else None,
+        prompt=first_str(payload, "prompt") if canonical == "prompt_submit" else None,
+        mcp_server=named.mcp_server,
+        mcp_tool=named.mcp_tool,
+        transcript_path=first_str(payload, "transcript_path"),
+        raw=payload,
+    )
+
+
+def render(event: HookEvent, decision: HookDecision) -> Output:
+    if event.event == "pre_tool":
+        v = verdict(event, decision)
+        if v.kind == "modify":
+            if essential_rewrite(event):
+                reason = reason_text(event, decision)
+                return json_out(
+                    {"permission": "deny", "agent_message": reason, "user_message": reason}
+                )
+            return json_out({"updated_input": v.updated_input})
+        if v.kind in ("deny", "ask"):
+            return json_out(
+                {"permission": v.kind, "agent_message": v.reason, "user_message": v.reason}
+            )
+        if v.kind == "context":
+            return json_out({"agent_message": v.context})
+        return json_out({})
+    if event.event == "prompt_submit":
+        return json_out({"continue": True})
+    text = context_of(decision)
+    if text and event.event in ("post_tool", "post_tool_failure", "session_start"):
+        return json_out({"additional_context": text})
+    return json_out({})  # stop: never a followup_message (it would continue the loop)
+
+
+def noop(native_event: str) -> Output:
+    return json_out({"continue": True} if native_event == "beforesubmitprompt" else {})

@@ -1,0 +1,151 @@
+"""OpenCode (hooks.md section 12) through ctxmode's plugin shim, ``opencode_plugin.js``.
+
+OpenCode loads JavaScript plugins, not commands. The shim forwards each plugin hook to
+``ctxmode hook opencode <event>`` with a Claude-shaped payload (``hook_event_name``,
+``session_id``, ``cwd``, ``tool_name``, ``tool_input``, plus ``output``/``metadata`` after a
+call) and applies the answer, always one JSON object:
+``{"decision": "allow|deny|modify|context", "reason", "updatedInput", "additionalContext"}``.
+deny: the shim throws (OpenCode blocks the call and shows the reason); modify: it assigns
+``updatedInput`` over ``output.args``; context: pushed into the compaction context or the
+system prompt. There is no ``ask``: it becomes a deny.
+
+Shim hooks and their events: ``tool.execute.before`` = pretooluse, ``tool.execute.after`` =
+posttooluse, ``experimental.session.compacting`` = precompact,
+``experimental.chat.system.transform`` = sessionstart (OpenCode has no session-start hook),
+``chat.message`` = userpromptsubmit.
+"""
+
+from collections.abc import Mapping
+from typing import Any
+
+from ctxmode.hooks.model import CanonicalEvent, HookDecision, HookEvent
+from ctxmode.platforms import Output
+from ctxmode.platforms.common import (
+    ToolName,
+    as_object,
+    classify,
+    context_of,
+    first_str,
+    json_out,
+    project_dir,
+    refine,
+    source,
+    verdict,
+)
+
+NAME = "opencode"
+
+EVENTS: dict[str, CanonicalEvent] = {
+    "pretooluse": "pre_tool",
+    "posttooluse": "post_tool",
+    "precompact": "pre_compact",
+    "sessionstart": "session_start",
+    "userpromptsubmit": "prompt_submit",
+    "stop": "stop",
+    "tool.execute.before": "pre_tool",
+    "tool.execute.after": "post_tool",
+    "experimental.session.compacting": "pre_compact",
+    "experimental.chat.system.transform": "session_start",
+    "chat.message": "prompt_submit",
+}
+
+# OpenCode's built-in tools; any other name with an underscore is an MCP <server>_<tool>.
+NATIVE_TOOLS = frozenset(
+    {
+        "bash",
+        "read",
+        "edit",
+        "write",
+        "apply_patch",
+        "patch",
+        "multiedit",
+        "glob",
+        "grep",
+        "list",
+        "webfetch",
+        "websearch",
+        "codesearch",
+        "todowrite",
+        "todoread",
+        "question",
+        "skill",
+        "task",
+        "lsp",
+        "invalid",
+    }
+)
+
+ALLOW = {"decision": "allow"}
+
+
+def tool_name(name: str | None) -> ToolName:
+    named = classify(name)
+    if named.tool == "other" and name and name not in NATIVE_TOOLS and "_" in name.strip("_"):
+        server, _, leaf = name.partition("_")
+        return ToolName("mcp", name, server, leaf)
+    return named
+
+
+def _failure(payload: Mapping[str, Any]) -> str | None:
+    metadata = payload.get("metadata")
+    if not isinstance(metadata, Mapping):
+        return None
+    code = metadata.get("exit")
+    if isinstance(code, int) and not isinstance(code, bool) and code != 0:
+        output = payload.get("output")
+        return output if isinstance(output, str) and output else f"exit code {code}"
+    return None
+
+
+def parse(native_event: str, payload: dict[str, Any], env: Mapping[str, str]) -> HookEvent | None:
+    canonical = EVENTS.get(native_event)
+    if canonical is None:
+        return None
+    tool_input = as_object(payload.get("tool_input", payload.get("args")))
+    named = tool_name(first_str(payload, "tool_name", "tool"))
+    error = _failure(payload) if canonical == "post_tool" else None
+    if error:
+        canonical = "post_tool_failure"
+    return HookEvent(
+        platform=NAME,
+        event=canonical,
+        native_event=native_event,
+        session_id=first_str(payload, "session_id", "sessionID") or "",
+        project_dir=project_dir(payload, env, ("OPENCODE_PROJECT_DIR",), payload_first=True),
+        cwd=first_str(payload, "cwd", "directory"),
+        tool=refine(named.tool, named.native, tool_input),
+        native_tool=named.native,
+        tool_input=tool_input,
+        tool_response=payload.get("output", payload.get("tool_response")),
+        error=error,
+        source=source(payload.get("source")) if canonical == "session_start" else None,
+        prompt=first_str(payload, "prompt") if canonical == "prompt_submit" else None,
+        mcp_server=named.mcp_server,
+        mcp_tool=named.mcp_tool,
+        raw=payload,
+    )
+
+
+def render(event: HookEvent, decision: HookDecision) -> Output:
+    if event.event == "pre_tool":
+        v = verdict(event, decision, can_ask=False)
+        if v.kind == "deny":
+            return json_out({"decision": "deny", "reason": v.reason})
+        if v.kind == "modify":
+            answer: dict[str, Any] = {"decision": "modify", "updatedInput": v.updated_input}
+            if v.context:
+                answer["additionalContext"] = v.context
+            return json_out(answer)
+        if v.kind == "context":
+            return json_out({"decision": "context", "additionalContext": v.context})
+        return json_out(ALLOW)
+    text = context_of(decision)
+    if event.event == "pre_compact":  # the shim pushes a non-empty text into output.context
+        return json_out({"decision": "context", "additionalContext": text or ""})
+    if text and event.event != "stop":
+        return json_out({"decision": "context", "additionalContext": text})
+    return json_out(ALLOW)
+
+
+def noop(native_event: str) -> Output:
+    return json_out(ALLOW)

@@ -1,0 +1,552 @@
+"""The session database of one project: events, session meta, resume snapshots, tool counters.
+
+Design:
+* One file per project (and linked git worktree) holding many sessions, schema in
+  `schema.py`. Hook processes, the CLI and the MCP server write it at once: WAL, and every
+  write is one short ``BEGIN IMMEDIATE`` transaction, so concurrent writers queue instead of
+  failing half way and nothing is lost.
+* Hooks open it with a short busy timeout (`HOOK_BUSY_TIMEOUT_MS`) and no retries: a hook
+  that cannot get the lock gives up with `StoreError` and fails open rather than stall the
+  host agent. Other callers keep ``ctxmode.db``'s 30 s timeout and retries.
+* Inserting skips an event equal (type and data) to one of the session's last
+  `DEDUPE_WINDOW` events, and keeps at most `MAX_EVENTS_PER_SESSION` per session by
+  evicting the least important, then oldest, events; the session's latest prompt is never
+  evicted.
+* A damaged file is moved aside (``<name>.corrupt-<ms>``) and a fresh one started: session
+  events are a convenience, safe to lose.
+"""
+
+import sqlite3
+import time
+from collections import deque
+from collections.abc import Iterable, Iterator, Sequence
+from contextlib import contextmanager
+from pathlib import Path
+from typing import NamedTuple
+
+from ctxmode import db
+from ctxmode.errors import StoreError
+from ctxmode.session.events import (
+    DEDUPE_WINDOW,
+    MAX_EVENTS_PER_SESSION,
+    Event,
+    StoredEvent,
+    clip,
+    data_hash,
+    type_info,
+)
+from ctxmode.session.schema import MIGRATIONS
+
+HOOK_BUSY_TIMEOUT_MS = 2_500
+RETENTION_DAYS = 7
+
+_EVENT_COLUMNS = (
+    "id, session_id, type, category, priority, data, source_hook, project_dir,"
+    " bytes_avoided, bytes_returned, created_at"
+)
+
+
+def now_iso(offset_seconds: float = 0.0) -> str:
+    """UTC now (plus an offset) in the database's timestamp format."""
+    t = time.time() + offset_seconds
+    return time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(t)) + f".{int(t % 1 * 1000):03d}Z"
+
+
+class SessionMeta(NamedTuple):
+    session_id: str
+    project_dir: str
+    platform: str
+    started_at: str
+    last_event_at: str | None
+    event_count: int
+    compact_count: int
+    routing_injected_at: str | None
+
+
+class Resume(NamedTuple):
+    """A stored resume snapshot."""
+
+    session_id: str
+    snapshot: str
+    event_count: int
+    created_at: str
+    consumed: bool
+
+
+class ToolCalls(NamedTuple):
+    calls: int
+    bytes_returned: int
+
+
+def _stored(row: sqlite3.Row) -> StoredEvent:
+    return StoredEvent(
+        id=row["id"],
+        session_id=row["session_id"],
+        type=row["type"],
+        category=row["category"],
+        priority=row["priority"],
+        data=row["data"],
+        source_hook=row["source_hook"],
+        project_dir=row["project_dir"],
+        bytes_avoided=row["bytes_avoided"],
+        bytes_returned=row["bytes_returned"],
+        created_at=row["created_at"],
+    )
+
+
+def _meta(row: sqlite3.Row) -> SessionMeta:
+    return SessionMeta(
+        session_id=row["session_id"],
+        project_dir=row["project_dir"],
+        platform=row["platform"],
+        started_at=row["started_at"],
+        last_event_at=row["last_event_at"],
+        event_count=row["event_count"],
+        compact_count=row["compact_count"],
+        routing_injected_at=row["routing_injected_at"],
+    )
+
+
+def _resume(row: sqlite3.Row) -> Resume:
+    return Resume(
+        session_id=row["session_id"],
+        snapshot=row["snapshot"],
+        event_count=row["event_count"],
+        created_at=row["created_at"],
+        consumed=bool(row["consumed"]),
+    )
+
+
+def _non_negative(value: int) -> int:
+    return value if isinstance(value, int) and value > 0 else 0
+
+
+class SessionDB:
+    """One project's session database. Use as a context manager or call `close`."""
+
+    def __init__(self, path: Path | str, *, busy_timeout_ms: int | None = None) -> None:
+        """Open (creating or migrating) the database at `path`.
+
+        `busy_timeout_ms` set (hooks): wait at most that long for the write lock, once.
+        None: ``ctxmode.db``'s 30 s timeout, retried.
+
+        Raises:
+            StoreError: the file cannot be opened, or was written by a newer ctxmode.
+        """
+        self.path = path
+        self._fail_fast = busy_timeout_ms is not None
+        self._busy_timeout_ms = busy_timeout_ms
+        self.recovered_from: Path | None = None
+        try:
+            self._con = self._open()
+        except sqlite3.DatabaseError as exc:
+            if not db.is_corrupt(exc) or str(path) == ":memory:":
+                raise StoreError(f"cannot open session database {path}: {exc}") from exc
+            # A damaged file is set aside (not deleted: it may still be recoverable).
+            self.recovered_from = db.set_aside(Path(path))
+            try:
+                self._con = self._open()
+            except sqlite3.DatabaseError as again:
+                raise StoreError(f"cannot open session database {path}: {again}") from again
+
+    def _open(self) -> sqlite3.Connection:
+        con = db.connect(self.path)
+        try:
+            if self._busy_timeout_ms is not None:
+                con.execute(f"PRAGMA busy_timeout={int(self._busy_timeout_ms)}")
+                # A hook process is usually the last connection when it closes, and the
+                # checkpoint SQLite then runs costs fsyncs (~5-10 ms). Leave it to the WAL's
+                # auto-checkpoint and to long-lived connections (Python 3.12+ only).
+                setconfig = getattr(con, "setconfig", None)
+                no_checkpoint = getattr(sqlite3, "SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE", None)
+                if setconfig is not None and no_checkpoint is not None:
+                    setconfig(no_checkpoint, True)
+            # Hot path: one pragma read instead of the migration machinery.
+            if int(con.execute("PRAGMA user_version").fetchone()[0]) != len(MIGRATIONS):
+                db.migrate(con, MIGRATIONS)
+            con.execute("SELECT 1 FROM session_meta LIMIT 1").fetchall()
+        except BaseException:
+            con.close()
+            raise
+        return con
+
+    def close(self) -> None:
+        con = self._con
+        if con is None:
+            return
+        self._con = None  # type: ignore[assignment]  # closed databases fail loudly on use
+        con.close()
+
+    def __enter__(self) -> "SessionDB":
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    @property
+    def connection(self) -> sqlite3.Connection:
+        return self._con
+
+    # ------------------------------------------------------------------ transactions
+
+    @contextmanager
+    def transaction(self) -> Iterator[sqlite3.Connection]:
+        """One ``BEGIN IMMEDIATE`` write transaction; nested calls join the outer one.
+
+        Raises:
+            StoreError: the lock was not granted in time.
+        """
+        con = self._con
+        if con.in_transaction:
+            yield con
+            return
+        if not self._fail_fast:
+            with db.write_transaction(con):
+                yield con
+            return
+        try:
+            con.execute("BEGIN IMMEDIATE")
+        except sqlite3.OperationalError as exc:
+            if db.is_busy(exc):
+                raise StoreError(
+                    f"session database busy for {self._busy_timeout_ms} ms: {self.path}"
+                ) from exc
+            raise
+        try:
+            yield con
+        except BaseException:
+            con.execute("ROLLBACK")
+            raise
+        try:
+            con.execute("COMMIT")
+        except sqlite3.OperationalError as exc:
+            con.execute("ROLLBACK")
+            raise StoreError(f"session database commit failed: {exc}") from exc
+
+    # ------------------------------------------------------------------ sessions
+
+    def ensure_session(self, session_id: str, project_dir: str = "", platform: str = "") -> None:
+        """Create the session's meta row unless it exists."""
+        with self.transaction() as con:
+            con.execute(
+                "INSERT OR IGNORE INTO session_meta(session_id, project_dir, platform)"
+                " VALUES(?, ?, ?)",
+                (session_id, project_dir, platform),
+            )
+
+    def meta(self, session_id: str) -> SessionMeta | None:
+        row = self._con.execute(
+            "SELECT * FROM session_meta WHERE session_id = ?", (session_id,)
+        ).fetchone()
+        return _meta(row) if row else None
+
+    def sessions(self) -> list[SessionMeta]:
+        """Every session, most recently active first."""
+        rows = self._con.execute(
+            "SELECT * FROM session_meta"
+            " ORDER BY COALESCE(last_event_at, started_at) DESC, started_at DESC"
+        ).fetchall()
+        return [_meta(r) for r in rows]
+
+    def latest_session_id(self) -> str | None:
+        """The most recently active session, None in an empty database."""
+        found = self.sessions()
+        return found[0].session_id if found else None
+
+    def has_session(self, session_id: str) -> bool:
+        row = self._con.execute(
+            "SELECT 1 FROM session_meta WHERE session_id = ?"
+            " UNION ALL SELECT 1 FROM session_events WHERE session_id = ? LIMIT 1",
+            (session_id, session_id),
+        ).fetchone()
+        return row is not None
+
+    def increment_compact_count(self, session_id: str) -> int:
+        """Count one more compaction; returns the new count."""
+        with self.transaction() as con:
+            con.execute("INSERT OR IGNORE INTO session_meta(session_id) VALUES(?)", (session_id,))
+            con.execute(
+                "UPDATE session_meta SET compact_count = compact_count + 1 WHERE session_id = ?",
+                (session_id,),
+            )
+            row = con.execute(
+                "SELECT compact_count FROM session_meta WHERE session_id = ?", (session_id,)
+            ).fetchone()
+        return int(row[0])
+
+    def claim_routing(self, session_id: str, *, again: bool = False) -> bool:
+        """True when the routing block should be injected now, and remember that it was.
+
+        Without `again` only the first call of a session gets True (one injection per
+        session); `again` (a new context window: compact, resume, clear) always does.
+        """
+        with self.transaction() as con:
+            con.execute("INSERT OR IGNORE INTO session_meta(session_id) VALUES(?)", (session_id,))
+            cur = con.execute(
+                "UPDATE session_meta SET routing_injected_at = ? WHERE session_id = ?"
+                + ("" if again else " AND routing_injected_at IS NULL"),
+                (now_iso(), session_id),
+            )
+        return cur.rowcount == 1
+
+    def delete_session(self, session_id: str) -> int:
+        """Remove one session's events, resume snapshot, counters and meta; returns the
+        number of events removed."""
+        with self.transaction() as con:
+            cur = con.execute("DELETE FROM session_events WHERE session_id = ?", (session_id,))
+            con.execute("DELETE FROM session_resume WHERE session_id = ?", (session_id,))
+            con.execute("DELETE FROM tool_calls WHERE session_id = ?", (session_id,))
+            con.execute("DELETE FROM session_meta WHERE session_id = ?", (session_id,))
+        return cur.rowcount
+
+    def cleanup_old_sessions(self, days: float = RETENTION_DAYS) -> list[str]:
+        """Delete every session idle for more than `days` (by its last event, else its
+        start; upstream went by the start alone and wiped long-running sessions)."""
+        cutoff = now_iso(-days * 86_400)
+        with self.transaction() as con:
+            old = [
+                r[0]
+                for r in con.execute(
+                    "SELECT session_id FROM session_meta"
+                    " WHERE COALESCE(last_event_at, started_at) < ?",
+                    (cutoff,),
+                )
+            ]
+            for session_id in old:
+                self.delete_session(session_id)
+        return old
+
+    def delete_orphans(self, *, keep_recent_uuid_days: float = RETENTION_DAYS) -> int:
+        """Delete events whose session has no meta row, except recent ones of a session id
+        that looks like a host's UUID (its meta row may not be written yet). ``pid-…``
+        probe sessions and anything older go."""
+        cutoff = now_iso(-keep_recent_uuid_days * 86_400)
+        with self.transaction() as con:
+            cur = con.execute(
+                "DELETE FROM session_events WHERE session_id NOT IN"
+                " (SELECT session_id FROM session_meta)"
+                " AND NOT (session_id GLOB '*-*-*-*-*' AND created_at >= ?)",
+                (cutoff,),
+            )
+        return cur.rowcount
+
+    # ------------------------------------------------------------------ events
+
+    def add_events(
+        self,
+        session_id: str,
+        events: Iterable[Event],
+        *,
+        source_hook: str,
+        project_dir: str = "",
+        platform: str = "",
+    ) -> int:
+        """Record events of a session in one transaction (creating the session if needed);
+        returns how many were stored (duplicates of the last few are skipped)."""
+        items = list(events)
+        with self.transaction() as con:
+            con.execute(
+                "INSERT OR IGNORE INTO session_meta(session_id, project_dir, platform)"
+                " VALUES(?, ?, ?)",
+                (session_id, project_dir, platform),
+            )
+            if not items:
+                return 0
+            recent: deque[tuple[str, str]] = deque(
+                reversed(
+                    con.execute(
+                        "SELECT type, data_hash FROM session_events WHERE session_id = ?"
+                        " ORDER BY id DESC LIMIT ?",
+                        (session_id, DEDUPE_WINDOW),
+                    ).fetchall()
+                ),
+                maxlen=DEDUPE_WINDOW,
+            )
+            seen = {(r[0], r[1]) for r in recent}
+            stored = 0
+            for event in items:
+                data = clip(event.data)
+                key = (event.type, data_hash(data))
+                if key in seen:
+                    continue
+                info = type_info(event.type)
+                con.execute(
+                    "INSERT INTO session_events(session_id, type, category, priority, data,"
+                    " data_hash, source_hook, project_dir, bytes_avoided, bytes_returned)"
+                    " VALUES(?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                    (
+                        session_id,
+                        event.type,
+                        info.category,
+                        event.priority,
+                        data,
+                        key[1],
+                        source_hook,
+                        project_dir,
+                        _non_negative(event.bytes_avoided),
+                        _non_negative(event.bytes_returned),
+                    ),
+                )
+                recent.append(key)
+                seen = set(recent)
+                stored += 1
+            if stored:
+                self._evict(con, session_id)
+                con.execute(
+                    "UPDATE session_meta SET last_event_at = ?, event_count = event_count + ?"
+                    " WHERE session_id = ?",
+                    (now_iso(), stored, session_id),
+                )
+        return stored
+
+    def add_event(self, session_id: str, event: Event, *, source_hook: str) -> bool:
+        """Record one event; False when it was a duplicate."""
+        return self.add_events(session_id, [event], source_hook=source_hook) == 1
+
+    @staticmethod
+    def _evict(con: sqlite3.Connection, session_id: str) -> None:
+        count = int(
+            con.execute(
+                "SELECT count(*) FROM session_events WHERE session_id = ?", (session_id,)
+            ).fetchone()[0]
+        )
+        excess = count - MAX_EVENTS_PER_SESSION
+        if excess <= 0:
+            return
+        con.execute(
+            "DELETE FROM session_events WHERE id IN ("
+            " SELECT id FROM session_events WHERE session_id = :sid AND id IS NOT ("
+            "  SELECT max(id) FROM session_events WHERE session_id = :sid"
+            "  AND type = 'user_prompt')"
+            " ORDER BY priority DESC, id ASC LIMIT :excess)",
+            {"sid": session_id, "excess": excess},
+        )
+
+    def events(
+        self,
+        session_id: str,
+        *,
+        types: Sequence[str] | None = None,
+        limit: int = MAX_EVENTS_PER_SESSION,
+    ) -> list[StoredEvent]:
+        """One session's events, oldest first (the newest `limit` of them)."""
+        sql = f"SELECT {_EVENT_COLUMNS} FROM session_events WHERE session_id = ?"
+        params: list[object] = [session_id]
+        if types:
+            sql += f" AND type IN ({', '.join('?' * len(types))})"
+            params.extend(types)
+        sql += " ORDER BY id DESC LIMIT ?"
+        params.append(limit)
+        rows = self._con.execute(sql, params).fetchall()
+        return [_stored(r) for r in reversed(rows)]
+
+    def event_count(self, session_id: str) -> int:
+        return int(
+            self._con.execute(
+                "SELECT count(*) FROM session_events WHERE session_id = ?", (session_id,)
+            ).fetchone()[0]
+        )
+
+    def search_events(
+        self, query: str, *, limit: int = 20, category: str | None = None
+    ) -> list[StoredEvent]:
+        """Events of any session of this project whose data or category contains `query`
+        (case-insensitive), oldest first."""
+        escaped = query.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
+        sql = (
+            f"SELECT {_EVENT_COLUMNS} FROM session_events"
+            " WHERE (data LIKE :q ESCAPE '\\' OR category LIKE :q ESCAPE '\\')"
+        )
+        params: dict[str, object] = {"q": f"%{escaped}%", "limit": limit}
+        if category is not None:
+            sql += " AND category = :category"
+            params["category"] = category
+        sql += " ORDER BY id LIMIT :limit"
+        return [_stored(r) for r in self._con.execute(sql, params).fetchall()]
+
+    # ------------------------------------------------------------------ resume snapshots
+
+    def upsert_resume(self, session_id: str, snapshot: str, event_count: int) -> None:
+        """Store the session's snapshot, replacing the previous one (unconsumed again)."""
+        with self.transaction() as con:
+            con.execute(
+                "INSERT INTO session_resume(session_id, snapshot, event_count, created_at,"
+                " consumed) VALUES(?, ?, ?, ?, 0)"
+                " ON CONFLICT(session_id) DO UPDATE SET snapshot = excluded.snapshot,"
+                " event_count = excluded.event_count, created_at = excluded.created_at,"
+                " consumed = 0",
+                (session_id, snapshot, event_count, now_iso()),
+            )
+
+    def resume(self, session_id: str) -> Resume | None:
+        row = self._con.execute(
+            "SELECT * FROM session_resume WHERE session_id = ?", (session_id,)
+        ).fetchone()
+        return _resume(row) if row else None
+
+    def take_resume(self, session_id: str) -> Resume | None:
+        """The session's own unconsumed snapshot, marked consumed; None if there is none."""
+        with self.transaction() as con:
+            row = con.execute(
+                "SELECT * FROM session_resume WHERE session_id = ? AND consumed = 0",
+                (session_id,),
+            ).fetchone()
+            if row is None:
+                return None
+            con.execute(
+                "UPDATE session_resume SET consumed = 1 WHERE session_id = ?", (session_id,)
+            )
+        return _resume(row)
+
+    def mark_resume_consumed(self, session_id: str) -> bool:
+        """Mark the session's snapshot consumed; False when there was none unconsumed."""
+        with self.transaction() as con:
+            cur = con.execute(
+                "UPDATE session_resume SET consumed = 1 WHERE session_id = ? AND consumed = 0",
+                (session_id,),
+            )
+        return cur.rowcount == 1
+
+    def claim_latest_resume(
+        self, current_session_id: str, *, max_age_days: float = RETENTION_DAYS
+    ) -> Resume | None:
+        """Atomically take the newest unconsumed snapshot of *another* session.
+
+        Two concurrent claimers never get the same row (the read and the update share one
+        write transaction); a session never claims its own snapshot. None when nothing is
+        claimable.
+        """
+        cutoff = now_iso(-max_age_days * 86_400)
+        with self.transaction() as con:
+            row = con.execute(
+                "SELECT * FROM session_resume WHERE consumed = 0 AND session_id != ?"
+                " AND created_at >= ? ORDER BY created_at DESC, rowid DESC LIMIT 1",
+                (current_session_id, cutoff),
+            ).fetchone()
+            if row is None:
+                return None
+            con.execute(
+                "UPDATE session_resume SET consumed = 1 WHERE session_id = ?",
+                (row["session_id"],),
+            )
+        return _resume(row)
+
+    # ------------------------------------------------------------------ tool counters
+
+    def increment_tool_call(self, session_id: str, tool: str, bytes_returned: int = 0) -> None:
+        """Count one call of `tool` in the session and the bytes it returned."""
+        with self.transaction() as con:
+            con.execute(
+                "INSERT INTO tool_calls(session_id, tool, calls, bytes_returned, updated_at)"
+                " VALUES(?, ?, 1, ?, ?) ON CONFLICT(session_id, tool) DO UPDATE SET"
+                " calls = calls + 1, bytes_returned = bytes_returned + excluded.bytes_returned,"
+                " updated_at = excluded.updated_at",
+                (session_id, tool, _non_negative(bytes_returned), now_iso()),
+            )
+
+    def tool_calls(self, session_id: str) -> dict[str, ToolCalls]:
+        rows = self._con.execute(
+            "SELECT tool, calls, bytes_returned FROM tool_calls WHERE session_id = ? ORDER BY tool",
+            (session_id,),
+        ).fetchall()
+        return {r["tool"]: ToolCalls(r["calls"], r["bytes_returned"]) for r in rows}

@@ -1,0 +1,583 @@
+"""Turn one hook call into the events worth remembering.
+
+Works on the adapters' canonical tool names (`ctxmode.hooks.model`) and tolerates every
+host's input shapes: ``file_path`` / ``filePath`` / ``path``, Codex ``apply_patch`` text,
+Kiro ``fs_write`` commands, responses as text, objects or MCP content lists. Everything
+returned has been redacted (`ctxmode.session.redact`). Missing fields give fewer events,
+never an error.
+
+Prompt rules are language-independent (code-point lengths, punctuation classes of several
+scripts), so Chinese, Japanese or Arabic prompts yield the same events as English ones;
+prompts, goals and decisions are kept verbatim.
+"""
+
+import json
+import re
+from collections.abc import Iterable
+from typing import Any
+
+from ctxmode.hooks.model import HookEvent
+from ctxmode.session.events import LOW, Event
+from ctxmode.session.lazyre import LazyPattern
+from ctxmode.session.redact import mask_exports, redact_text, redact_value
+
+ERROR_CHARS = 4000
+FINDING_CHARS = 500
+MCP_PARAMS_BYTES = 2048
+MAX_REFS = 10
+REF_SCAN_CHARS = 8192
+
+_PATH_KEYS = (
+    "file_path", "filePath", "path", "notebook_path", "notebookPath", "absolute_path",
+    "absolutePath", "target_file", "targetFile", "file", "filename", "fileName", "uri",
+)  # fmt: skip
+_PATHS_KEYS = ("paths", "file_paths", "filePaths", "files")
+_EDIT_COMMANDS = frozenset({"str_replace", "insert", "append", "edit", "replace", "patch"})
+_RULE_FILE = LazyPattern(
+    r"(?i)(?:claude\.md|agents\.md|agents\.override\.md|gemini\.md|qwen\.md|kiro\.md"
+    r"|/copilot-instructions\.md|/context-mode\.mdc)$"
+    r"|[/\\]\.claude[/\\]|[/\\]memor(?:y|ies)[/\\][^/\\]+\.md$"
+)
+_PATCH_TARGET = LazyPattern(r"(?m)^\*\*\* (Update File|Delete File|Move to|Add File): (.+?)\s*$")
+_EXIT_CODE = LazyPattern(
+    r"(?im)^\W{0,3}(?:exit(?:ed with)? (?:code|status)|process exited with code)\s*:?\s*"
+    r"(-?[1-9]\d*)\b"
+)
+_CD = LazyPattern(r"""(?:^|&&|\|\||;|\n)\s*cd\s+(?:"([^"]+)"|'([^']+)'|([^\s;&|]+))""")
+_GIT = LazyPattern(  # git [global options] <subcommand> <rest of that command>
+    r"(?:^|&&|\|\||;|\||\n|\$\(|`)\s*git\s+"
+    r"((?:-[Cc]\s+\S+\s+|--?[\w-]+(?:=\S+)?\s+)*)"
+    r"([a-z][\w-]*)([^;&|\n`]*)"
+)
+_GIT_MUTATING = frozenset(
+    {
+        "commit", "merge", "rebase", "stash", "push", "pull", "reset", "add", "cherry-pick",
+        "tag", "fetch", "clone", "worktree", "checkout", "switch", "revert", "restore", "rm",
+        "mv", "init", "am", "apply",
+    }
+)  # fmt: skip
+_GIT_READ_ONLY = frozenset({"log", "diff", "status", "branch", "show", "blame", "remote"})
+_COMMIT_MESSAGE = LazyPattern(
+    r"""(?:^|\s)-(?:[a-zA-Z]*m)\s*(?:"((?:[^"\\]|\\.)*)"|'([^']*)'|(\S+))"""
+)
+_ENV_COMMAND = LazyPattern(
+    r"""(?x)(?:^|&&|\|\||;|\n)\s*(?:
+        source\s+\S*activate | \.\s+\S*activate | export\s+[A-Za-z_]\w*= | nvm\s+use
+      | pyenv\s+(?:shell|local|global) | conda\s+activate | rbenv\s | npm\s+(?:install|ci|i)\b
+      | pip3?\s+install | uv\s+(?:pip\s+install|add|sync) | poetry\s+(?:install|add)
+      | bun\s+(?:install|add) | yarn\s+(?:add|install) | pnpm\s+(?:add|install)
+      | cargo\s+(?:install|add) | go\s+(?:install|get) | rustup\s | asdf\s | volta\s
+      | deno\s+install
+    )"""
+)
+_URL = LazyPattern(r"https?://[^\s\"'<>`)\]}]+")
+_ISSUE_REF = LazyPattern(r"(?<![\w&#/])#(\d{1,6})\b")
+_FETCHED = LazyPattern(r"Fetched and indexed.*?\((\d+(?:\.\d+)?)\s*KB\)")
+_CONSTRAINT = LazyPattern(
+    r"(?i)not supported|cannot|does not support|refused|permission denied|incompatible"
+)
+_PLAN_PATH = LazyPattern(r"[/\\]\.claude[/\\]plans[/\\]")
+
+# Prompts
+_SYSTEM_PROMPT_PREFIXES = (
+    "<task-notification>", "<system-reminder>", "<context_guidance>", "<tool-result>",
+)  # fmt: skip
+_QUESTION = frozenset("?？؟¿")
+_SEPARATORS = frozenset(",;，；、،")
+_CLAUSE_END = LazyPattern(r"[.!\n。！]")
+_RESOLVED_MARKS = ("✓", "✔", "✅", "☑", "🎉")
+_BLOCKER = LazyPattern(r"Error:|Exception:|Traceback|\bat \S+ ?\(.*:\d+:\d+\)")
+_WORDS = LazyPattern(r"[^\W\d_]+(?:\s+)[^\W\d_]+|[^\W\d_]{6,}")
+_GOAL = LazyPattern(r"(?is)^\s*(?:/goal\b|goal\s*[:：])\s*(.+)$")
+
+
+# --------------------------------------------------------------------------- helpers
+
+
+def _str(value: Any) -> str:
+    return value if isinstance(value, str) else ""
+
+
+def _input_path(tool_input: dict[str, Any]) -> str:
+    for key in _PATH_KEYS:
+        value = tool_input.get(key)
+        if isinstance(value, str) and value.strip():
+            return value.strip()
+    return ""
+
+
+def _input_paths(tool_input: dict[str, Any]) -> list[str]:
+    single = _input_path(tool_input)
+    if single:
+        return [single]
+    for key in _PATHS_KEYS:
+        value = tool_input.get(key)
+        if isinstance(value, list):
+            return [v.strip() for v in value if isinstance(v, str) and v.strip()]
+    return []
+
+
+def response_text(value: Any) -> str:
+    """The readable text of a tool response, whatever shape the host sent."""
+    if value is None:
+        return ""
+    if isinstance(value, str):
+        return value
+    if isinstance(value, list):
+        texts = [
+            item["text"]
+            for item in value
+            if isinstance(item, dict) and isinstance(item.get("text"), str)
+        ]
+        if texts:
+            return "\n".join(texts)
+        return _dumps(value)
+    if isinstance(value, dict):
+        content = value.get("content")
+        if isinstance(content, list):
+            text = response_text(content)
+            if text:
+                return text
+        streams = [_str(value.get(k)) for k in ("stdout", "stderr") if _str(value.get(k))]
+        if streams:
+            return "\n".join(streams)
+        for key in (
+            "output", "llmContent", "text_result_for_llm", "textResultForLlm", "result",
+            "text", "content", "message", "error",
+        ):  # fmt: skip
+            found = value.get(key)
+            if isinstance(found, str) and found:
+                return found
+        file = value.get("file")
+        if isinstance(file, dict) and isinstance(file.get("content"), str):
+            return str(file["content"])
+        return _dumps(value)
+    return str(value)
+
+
+def _dumps(value: Any) -> str:
+    try:
+        return json.dumps(value, ensure_ascii=False, default=str)
+    except (TypeError, ValueError):
+        return str(value)
+
+
+def _file_content(response: Any) -> str:
+    """A Read response's file text (Claude sends ``{"file": {"content": …}}``)."""
+    if isinstance(response, dict):
+        file = response.get("file")
+        if isinstance(file, dict) and isinstance(file.get("content"), str):
+            return str(file["content"])
+    return response_text(response)
+
+
+def _flag(container: Any, *keys: str) -> bool:
+    return isinstance(container, dict) and any(container.get(k) is True for k in keys)
+
+
+def is_error(event: HookEvent) -> bool:
+    """Whether a completed tool call failed (flags first; for shells, a non-zero exit)."""
+    if event.event == "post_tool_failure" or event.error or _str(event.raw.get("error_message")):
+        return True
+    response = event.tool_response
+    if _flag(response, "is_error", "isError") or _flag(event.raw, "is_error", "isError"):
+        return True
+    if _flag(event.raw.get("tool_output"), "is_error", "isError"):
+        return True
+    if isinstance(response, dict):
+        if response.get("success") is False or response.get("result_type") in ("failure", "error"):
+            return True
+        for key in ("exit_code", "exitCode", "returncode", "returnCode"):
+            code = response.get(key)
+            if isinstance(code, int) and not isinstance(code, bool) and code != 0:
+                return True
+    if event.tool == "Bash":
+        text = response_text(response)
+        sample = text if len(text) <= 32_768 else f"{text[:16_384]}\n{text[-16_384:]}"
+        return _EXIT_CODE.search(sample) is not None
+    return False
+
+
+def error_text(event: HookEvent) -> str:
+    return (
+        (event.error or "").strip()
+        or _str(event.raw.get("error_message")).strip()
+        or response_text(event.tool_response).strip()
+    )
+
+
+def _head_tail(text: str, limit: int) -> str:
+    if len(text) <= limit:
+        return text
+    head = limit // 4
+    return f"{text[:head]}\n…\n{text[len(text) - (limit - head) :]}"
+
+
+def _label(event: HookEvent) -> str:
+    """What was called, in one line: the command, the path, or the tool name."""
+    command = shell_command(event.tool_input) if event.tool == "Bash" else ""
+    if command.strip():
+        return f"$ {command.strip()}"
+    path = _input_path(event.tool_input)
+    tool = event.tool or event.native_tool or "tool"
+    return f"{tool} {path}" if path else tool
+
+
+def shell_command(tool_input: dict[str, Any]) -> str:
+    for key in ("command", "cmd"):
+        value = tool_input.get(key)
+        if isinstance(value, str):
+            return value
+        if isinstance(value, list) and all(isinstance(v, str) for v in value):
+            return " ".join(value)
+    return ""
+
+
+def _patch_text(tool_input: dict[str, Any]) -> str:
+    for key in ("command", "patch", "input", "content"):
+        value = tool_input.get(key)
+        if isinstance(value, list):
+            value = "\n".join(v for v in value if isinstance(v, str))
+        if isinstance(value, str) and "*** Begin Patch" in value:
+            return value
+    return ""
+
+
+def _native(event: HookEvent) -> str:
+    return re.sub(r"[^a-z0-9]", "", (event.native_tool or "").lower())
+
+
+def _redacted(events: Iterable[Event]) -> list[Event]:
+    return [e._replace(data=redact_text(e.data)) for e in events if e.data.strip()]
+
+
+# --------------------------------------------------------------------------- tools
+
+
+def _file_events(event: HookEvent, failed: bool) -> list[Event]:
+    tool, tool_input = event.tool, event.tool_input
+    out: list[Event] = []
+    patch = _patch_text(tool_input)
+    if patch:
+        if failed:
+            return out
+        for op, target in _PATCH_TARGET.findall(patch):
+            out.append(Event("file_write" if op == "Add File" else "file_edit", target))
+            if _PLAN_PATH.search(target):
+                out.append(Event("plan_file_write", f"plan file: {_basename(target)}"))
+        return out
+    if failed:
+        return out
+    if tool == "Read":
+        for path in _input_paths(tool_input):
+            if _RULE_FILE.search(path.replace("\\", "/")):
+                out.append(Event("rule", path))
+                content = _file_content(event.tool_response)
+                if content.strip():
+                    out.append(Event("rule_content", content))
+            out.append(Event("file_read", path))
+    elif tool in ("Edit", "NotebookEdit", "Write"):
+        path = _input_path(tool_input)
+        if path:
+            command = _str(tool_input.get("command")).lower()
+            edits = (
+                tool != "Write"
+                or command in _EDIT_COMMANDS
+                or any(k in tool_input for k in ("old_str", "old_string", "oldString", "edits"))
+            )
+            out.append(Event("file_edit" if edits else "file_write", path))
+            if _PLAN_PATH.search(path):
+                out.append(Event("plan_file_write", f"plan file: {_basename(path)}"))
+    elif tool == "Glob":
+        pattern = _str(tool_input.get("pattern")) or _str(tool_input.get("glob"))
+        if pattern:
+            out.append(Event("file_glob", pattern))
+    elif tool == "Grep":
+        pattern = _str(tool_input.get("pattern")) or _str(tool_input.get("query"))
+        where = _input_path(tool_input) or _str(tool_input.get("dir_path"))
+        if pattern:
+            out.append(Event("file_search", f"{pattern} in {where}" if where else pattern))
+    return out
+
+
+def _basename(path: str) -> str:
+    return re.split(r"[/\\]", path.rstrip("/\\"))[-1] or path
+
+
+def _shell_events(command: str) -> list[Event]:
+    out: list[Event] = []
+    cd = _CD.search(command)
+    if cd:
+        target = next(g for g in cd.groups() if g)
+        out.append(Event("cwd", target))
+    seen: set[str] = set()
+    for match in _GIT.finditer(command):
+        op, rest = match.group(2), match.group(3).strip()
+        if op in seen or len(seen) >= 3:
+            continue
+        seen.add(op)
+        if op in _GIT_MUTATING:
+            detail = ""
+            if op == "commit":
+                message = _COMMIT_MESSAGE.search(" " + rest)
+                if message:
+                    detail = next((g for g in message.groups() if g is not None), "")
+            elif op in ("checkout", "switch", "merge", "rebase", "push", "pull", "reset", "tag"):
+                detail = rest
+            out.append(Event("git", f"{op}: {detail[:200]}" if detail else op))
+        elif op in _GIT_READ_ONLY:
+            out.append(Event("git", op, importance=LOW))
+    if _ENV_COMMAND.search(command):
+        out.append(Event("env", mask_exports(command.strip())))
+    return out
+
+
+def _task_event(event: HookEvent) -> Event:
+    native = _native(event)
+    kind = "task_create" if "create" in native else "task_update" if "update" in native else "task"
+    body = dict(event.tool_input)
+    if kind == "task_create" and "taskId" not in body:
+        response = event.tool_response
+        found = None
+        if isinstance(response, dict):
+            task = response.get("task")
+            found = response.get("taskId") or response.get("id")
+            if found is None and isinstance(task, dict):
+                found = task.get("id") or task.get("taskId")
+        if isinstance(found, str | int) and not isinstance(found, bool):
+            body["taskId"] = str(found)
+    return Event(kind, _dumps(redact_value(body)))
+
+
+def _agent_events(event: HookEvent) -> list[Event]:
+    tool_input = event.tool_input
+    prompt = ""
+    for key in ("description", "prompt", "request", "objective", "question", "query", "task"):
+        prompt = _str(tool_input.get(key)).strip()
+        if prompt:
+            break
+    response = response_text(event.tool_response).strip()
+    if not response:
+        return [Event("subagent_launched", f"[launched] {prompt[:300]}")]
+    return [
+        Event("subagent_completed", f"[completed] {prompt[:200]} → {response[:300]}"),
+        Event("agent_finding", response[:FINDING_CHARS]),
+    ]
+
+
+def _answers(response: Any) -> dict[str, str]:
+    data = response
+    if isinstance(data, str):
+        try:
+            data = json.loads(data)
+        except ValueError:
+            return {}
+    answers = data.get("answers") if isinstance(data, dict) else None
+    if not isinstance(answers, dict):
+        return {}
+    out: dict[str, str] = {}
+    for question, answer in answers.items():
+        if isinstance(answer, list):
+            out[str(question)] = " | ".join(str(a) for a in answer)
+        elif answer is not None:
+            out[str(question)] = str(answer)
+    return out
+
+
+def _question_event(event: HookEvent) -> Event | None:
+    questions = event.tool_input.get("questions")
+    asked = [
+        _str(q.get("question")).strip()
+        for q in (questions if isinstance(questions, list) else [])
+        if isinstance(q, dict)
+    ]
+    asked = [q for q in asked if q] or [_str(event.tool_input.get("question")).strip()]
+    answers = _answers(event.tool_response)
+    lines = [f"Q: {q} → A: {answers[q]}" for q in asked if q and q in answers]
+    if not lines and answers:
+        if asked[0]:
+            lines.append(f"Q: {asked[0]} → A: {' | '.join(answers.values())}")
+        else:
+            lines.append(f"answer: {' | '.join(answers.values())}")
+    return Event("decision_question", "\n".join(lines)) if lines else None
+
+
+def _mcp_events(event: HookEvent) -> list[Event]:
+    native = event.native_tool or event.mcp_tool or "mcp"
+    leaf = event.mcp_tool or native.split("__")[-1].split("/")[-1]
+    first = next(
+        (v.strip() for v in event.tool_input.values() if isinstance(v, str) and v.strip()), ""
+    )
+    head = f"{leaf}: {first[:300]}" if first else leaf
+    if event.tool == "ctx":
+        return [Event("mcp", head)]
+    response = response_text(event.tool_response)
+    data = f"{head}\nresponse: {response}" if response.strip() else head
+    params = redact_value(event.tool_input)
+    call = _dumps({"tool_name": native, "params": params})
+    if len(call.encode("utf-8")) > MCP_PARAMS_BYTES:
+        raw = _dumps(params).encode("utf-8")[:MCP_PARAMS_BYTES].decode("utf-8", "ignore")
+        call = _dumps({"tool_name": native, "params_raw": raw, "truncated": True})
+    return [Event("mcp", data), Event("mcp_tool_call", call)]
+
+
+def _plan_events(event: HookEvent, native: str) -> list[Event]:
+    if native == "enterplanmode":
+        return [Event("plan_enter", "entered plan mode")]
+    allowed = event.tool_input.get("allowedPrompts")
+    prompts = [
+        _str(p.get("prompt")) if isinstance(p, dict) else _str(p)
+        for p in (allowed if isinstance(allowed, list) else [])
+    ]
+    prompts = [p for p in prompts if p]
+    out = [
+        Event(
+            "plan_exit",
+            f"exited plan mode (allowed: {', '.join(prompts)})" if prompts else "exited plan mode",
+        )
+    ]
+    response = response_text(event.tool_response)
+    lowered = response.lower()
+    if "approve" in lowered:
+        out.append(Event("plan_approved", "plan approved by user"))
+    elif any(w in lowered for w in ("rejected", "decline", "denied")):
+        out.append(Event("plan_rejected", f"plan rejected: {response[:300]}"))
+    return out
+
+
+def _refs(event: HookEvent, with_response: bool) -> Event | None:
+    text = _dumps(event.tool_input)
+    response = response_text(event.tool_response) if with_response else ""
+    text += "\n" + response[:REF_SCAN_CHARS]
+    refs: list[str] = []
+    for url in _URL.findall(text):
+        url = url.rstrip("\"'})],;.")
+        host = url.split("://", 1)[1].split("/", 1)[0].split(":", 1)[0].lower()
+        if host in ("localhost", "127.0.0.1", "0.0.0.0", "[::1]") or url in refs:
+            continue
+        refs.append(url)
+    for number in _ISSUE_REF.findall(text):
+        if f"#{number}" not in refs:
+            refs.append(f"#{number}")
+    if not refs:
+        return None
+    fetched = _FETCHED.search(response)
+    avoided = int(float(fetched.group(1)) * 1024) if fetched else 0
+    return Event("external_ref", ", ".join(refs[:MAX_REFS]), bytes_avoided=avoided)
+
+
+def tool_events(event: HookEvent) -> list[Event]:
+    """Events of a completed (or failed) tool call, redacted."""
+    tool = event.tool or "other"
+    native = _native(event)
+    failed = is_error(event)
+    out = _file_events(event, failed)
+    if tool == "Bash":
+        out.extend(_shell_events(shell_command(event.tool_input)))
+    elif tool == "Task" or native in ("todowrite", "taskcreate", "taskupdate", "writetodos"):
+        out.append(_task_event(event))
+    elif tool == "Agent" and not failed:
+        out.extend(_agent_events(event))
+    elif tool == "AskUserQuestion":
+        question = _question_event(event)
+        if question is not None:
+            out.append(question)
+    elif tool in ("mcp", "ctx"):
+        out.extend(_mcp_events(event))
+    elif native in ("enterplanmode", "exitplanmode"):
+        out.extend(_plan_events(event, native))
+    elif native in ("skill", "activateskill"):
+        name = _str(event.tool_input.get("skill")) or _str(event.tool_input.get("name"))
+        if name:
+            args = _str(event.tool_input.get("args"))
+            out.append(Event("skill", f"{name}: {args}" if args else name))
+    elif native == "enterworktree":
+        name = _str(event.tool_input.get("name")) or "unnamed"
+        out.append(Event("worktree", f"entered worktree: {name}"))
+    if failed:
+        text = error_text(event)
+        out.append(Event("error_tool", f"{_label(event)}\n{_head_tail(text, ERROR_CHARS)}"))
+        found = _CONSTRAINT.search(text)
+        if found and ("Error" in text or event.tool != "Bash"):
+            start = max(0, found.start() - 50)
+            out.append(Event("constraint", text[start : found.end() + 200].strip()))
+    if tool not in ("Read", "Grep", "Glob", "Edit", "Write", "NotebookEdit", "Task"):
+        ref = _refs(event, with_response=tool != "ctx")
+        if ref is not None:
+            out.append(ref)
+    return _redacted(out)
+
+
+# --------------------------------------------------------------------------- prompts
+
+
+def is_system_prompt(prompt: str) -> bool:
+    return prompt.lstrip().startswith(_SYSTEM_PROMPT_PREFIXES)
+
+
+def prompt_events(prompt: str) -> list[Event]:
+    """Events of one user prompt (verbatim, redacted); none for system-injected text."""
+    text = prompt.strip()
+    if not text or is_system_prompt(text):
+        return []
+    out = [Event("user_prompt", text)]
+    goal = _GOAL.match(text)
+    if goal and goal.group(1).strip():
+        out.append(Event("goal", goal.group(1).strip()))
+    has_letter = any(ch.isalpha() for ch in text)
+    has_question = any(ch in _QUESTION for ch in text)
+    length = len(text)
+    if any(m in text for m in _RESOLVED_MARKS) or text.lower().startswith(("fixed:", "resolved:")):
+        out.append(Event("blocker_resolved", text))
+    elif _BLOCKER.search(text):
+        out.append(Event("blocker", text))
+    if (
+        not has_question
+        and has_letter
+        and any(ch in _SEPARATORS for ch in text)
+        and 15 <= length <= 500
+    ):
+        out.append(Event("decision", text))
+    first = _CLAUSE_END.split(text, maxsplit=1)[0].strip()
+    if (
+        8 <= len(first) <= 120
+        and not any(ch in _QUESTION for ch in first)
+        and not any(ch in _SEPARATORS for ch in first)
+        and any(ch.isalpha() for ch in first)
+        and _WORDS.search(first)
+    ):
+        out.append(Event("role", first))
+    if has_question:
+        out.append(Event("intent", "investigate"))
+    elif length < 60 and has_letter:
+        out.append(Event("intent", "implement"))
+    return _redacted(out)
+
+
+def failure_events(event: HookEvent) -> list[Event]:
+    """Events of a failed tool call (PostToolUseFailure)."""
+    return tool_events(event)
+
+
+def stop_events(event: HookEvent) -> list[Event]:
+    """The end of an agent turn (Stop): its status and the start of the last reply."""
+    raw = event.raw
+    status = _str(raw.get("status")) or ("stop hook active" if raw.get("stop_hook_active") else "")
+    data = f"turn ended ({status})" if status else "turn ended"
+    last = _str(raw.get("last_assistant_message")) or _str(raw.get("text"))
+    if last.strip():
+        data += f"\n{last.strip()[:FINDING_CHARS]}"
+    return _redacted([Event("turn_end", data)])
+
+
+__all__ = [
+    "error_text",
+    "failure_events",
+    "is_error",
+    "is_system_prompt",
+    "prompt_events",
+    "response_text",
+    "shell_command",
+    "stop_events",
+    "tool_events",
+]

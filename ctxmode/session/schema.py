@@ -1,0 +1,76 @@
+"""Schema of the per-project session database, as ordered migrations.
+
+Tables:
+    session_meta    one row per session: project, platform, start and last activity,
+                    how many events were ever recorded, compactions, and when the routing
+                    block was injected (at most once per session and context window)
+    session_events  the events; ``priority`` is importance (1 keep longest … 4 evict first),
+                    ``data_hash`` the dedupe key; ids only grow (AUTOINCREMENT), so "the last
+                    N events" is "the N highest ids"
+    session_resume  at most one resume snapshot per session; ``consumed`` once injected
+    tool_calls      per session and tool: calls and bytes returned (the MCP server's stats)
+
+Timestamps are ISO-8601 UTC with milliseconds and a ``Z``, so they sort as text.
+"""
+
+import sqlite3
+from collections.abc import Callable
+
+NOW = "(strftime('%Y-%m-%dT%H:%M:%fZ', 'now'))"
+
+
+def m001_initial(con: sqlite3.Connection) -> None:
+    statements = [
+        f"""
+        CREATE TABLE session_meta(
+            session_id TEXT PRIMARY KEY,
+            project_dir TEXT NOT NULL DEFAULT '',
+            platform TEXT NOT NULL DEFAULT '',
+            started_at TEXT NOT NULL DEFAULT {NOW},
+            last_event_at TEXT,
+            event_count INTEGER NOT NULL DEFAULT 0,
+            compact_count INTEGER NOT NULL DEFAULT 0,
+            routing_injected_at TEXT
+        )""",
+        f"""
+        CREATE TABLE session_events(
+            id INTEGER PRIMARY KEY AUTOINCREMENT,
+            session_id TEXT NOT NULL,
+            type TEXT NOT NULL,
+            category TEXT NOT NULL,
+            priority INTEGER NOT NULL DEFAULT 2,
+            data TEXT NOT NULL,
+            data_hash TEXT NOT NULL,
+            source_hook TEXT NOT NULL DEFAULT '',
+            project_dir TEXT NOT NULL DEFAULT '',
+            bytes_avoided INTEGER NOT NULL DEFAULT 0,
+            bytes_returned INTEGER NOT NULL DEFAULT 0,
+            created_at TEXT NOT NULL DEFAULT {NOW}
+        )""",
+        "CREATE INDEX session_events_session ON session_events(session_id, id)",
+        "CREATE INDEX session_events_type ON session_events(session_id, type)",
+        "CREATE INDEX session_events_evict ON session_events(session_id, priority, id)",
+        f"""
+        CREATE TABLE session_resume(
+            session_id TEXT PRIMARY KEY,
+            snapshot TEXT NOT NULL,
+            event_count INTEGER NOT NULL,
+            created_at TEXT NOT NULL DEFAULT {NOW},
+            consumed INTEGER NOT NULL DEFAULT 0
+        )""",
+        "CREATE INDEX session_resume_claim ON session_resume(consumed, created_at)",
+        f"""
+        CREATE TABLE tool_calls(
+            session_id TEXT NOT NULL,
+            tool TEXT NOT NULL,
+            calls INTEGER NOT NULL DEFAULT 0,
+            bytes_returned INTEGER NOT NULL DEFAULT 0,
+            updated_at TEXT NOT NULL DEFAULT {NOW},
+            PRIMARY KEY(session_id, tool)
+        )""",
+    ]
+    for statement in statements:
+        con.execute(statement)
+
+
+MIGRATIONS: list[Callable[[sqlite3.Connection], None]] = [m001_initial]

@@ -1,0 +1,73 @@
+"""Which session, project and database file a hook call belongs to.
+
+The session id is the host's (the platform adapter extracts it); a host that sends none
+(Kiro) gets ``pid-<parent pid>``, stable for the life of the agent process that runs the
+hooks. The project is the adapter's project directory, else the payload's cwd. The database
+is ``<root>/sessions/<project-hash><worktree-suffix>.db``; the worktree suffix costs two git
+processes, so hooks cache it per project next to the databases (a directory does not turn
+into or out of a linked worktree while it is in use).
+"""
+
+import os
+from pathlib import Path
+
+from ctxmode import paths
+from ctxmode.hooks.model import HookEvent
+
+SUFFIX_ENV_VARS = ("CTXMODE_SESSION_SUFFIX", "CONTEXT_MODE_SESSION_SUFFIX")
+
+
+def session_id_of(event: HookEvent) -> str:
+    """The event's session id, or ``pid-<parent pid>`` when the host sends none."""
+    return (event.session_id or "").strip() or f"pid-{os.getppid()}"
+
+
+def project_of(event: HookEvent) -> Path:
+    """The project directory of a hook call (it need not exist)."""
+    if event.project_dir is not None and str(event.project_dir):
+        return Path(event.project_dir)
+    if event.cwd:
+        return Path(event.cwd)
+    from ctxmode.errors import CtxError
+
+    try:
+        return paths.resolve_project()
+    except CtxError:
+        return Path.cwd()
+
+
+def _suffix(root: Path, project_dir: Path) -> str:
+    if any(var in os.environ for var in SUFFIX_ENV_VARS):
+        return paths.worktree_suffix(project_dir)  # the override, no git
+    if not project_dir.is_dir():
+        return ""
+    cache = root / "sessions" / f".{paths.project_hash(project_dir)}.suffix"
+    try:
+        return cache.read_text(encoding="utf-8").strip()
+    except OSError:
+        pass
+    suffix = paths.worktree_suffix(project_dir)
+    try:
+        cache.parent.mkdir(parents=True, exist_ok=True)
+        tmp = cache.with_name(f"{cache.name}.{os.getpid()}")
+        tmp.write_text(suffix, encoding="utf-8")
+        os.replace(tmp, cache)
+    except OSError:
+        pass
+    return suffix
+
+
+def session_db_path(project_dir: Path, root: Path | None = None) -> Path:
+    """The session database file of a project."""
+    root = paths.data_root() if root is None else root
+    return paths.ProjectPaths(root, project_dir).session_db(_suffix(root, project_dir))
+
+
+def sessions_dir(root: Path | None = None) -> Path:
+    return (paths.data_root() if root is None else root) / "sessions"
+
+
+def injection_enabled() -> bool:
+    """False when ``CTXMODE_INJECT`` is ``off`` (or 0/false/no): record, never inject."""
+    value = os.environ.get("CTXMODE_INJECT", "").strip().lower()
+    return value not in ("off", "0", "false", "no", "none")

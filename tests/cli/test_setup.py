@@ -1,0 +1,158 @@
+"""`ctxmode setup` / `ctxmode uninstall` at the CLI: the envelope, exit codes, dry-run
+output, and help text."""
+
+import os
+import tempfile
+
+import pytest
+
+from ctxmode.__main__ import main
+
+from .support import run_json
+
+DATA_KEYS = {
+    "platform",
+    "scope",
+    "project",
+    "command",
+    "dry_run",
+    "changed",
+    "files",
+    "record",
+    "warnings",
+    "notes",
+}
+
+
+@pytest.fixture(autouse=True)
+def env(tmp_path, monkeypatch):
+    home = tmp_path / "home"
+    home.mkdir()
+    for var in ("CLAUDE_CONFIG_DIR", "CODEX_HOME", "GEMINI_CLI_HOME"):
+        monkeypatch.delenv(var, raising=False)
+    monkeypatch.setenv("HOME", str(home))
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(home / ".config"))
+    exe = tmp_path / "bin" / "ctxmode"
+    exe.parent.mkdir()
+    exe.write_text("#!/bin/sh\n", encoding="utf-8")
+    exe.chmod(0o755)
+    monkeypatch.setenv("PATH", f"{exe.parent}{os.pathsep}/usr/bin{os.pathsep}/bin")
+    (tmp_path / "systmp").mkdir()
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path / "systmp"))
+    return home
+
+
+@pytest.fixture
+def project(tmp_path, monkeypatch):
+    root = tmp_path / "proj"
+    (root / ".git").mkdir(parents=True)
+    monkeypatch.chdir(root)
+    return root.resolve()
+
+
+def test_setup_json_envelope_lists_every_file_with_its_entries_and_diff(project, capsys):
+    code, doc = run_json(capsys, "setup", "claude-code")
+    assert code == 0 and doc["status"] == "ok" and doc["command"] == ["setup"]
+    data = doc["data"]
+    assert set(data) == DATA_KEYS
+    assert (data["platform"], data["scope"], data["project"]) == (
+        "claude-code",
+        "project",
+        str(project),
+    )
+    assert data["command"] == "ctxmode" and data["changed"] is True
+    files = {f["path"]: f for f in data["files"]}
+    assert set(files) == {str(project / ".claude" / "settings.json"), str(project / ".mcp.json")}
+    assert all(
+        f["action"] == "create" and f["diff"].startswith("--- /dev/null") for f in files.values()
+    )
+    kinds = {e["kind"] for f in files.values() for e in f["entries"]}
+    assert kinds == {"hook", "server"}
+
+    code, doc = run_json(capsys, "setup", "claude-code")
+    assert doc["data"]["changed"] is False
+    assert {f["action"] for f in doc["data"]["files"]} == {"unchanged"}
+    assert all(f["diff"] is None for f in doc["data"]["files"])
+
+
+def test_dry_run_prints_diffs_and_writes_nothing(project, capsys):
+    assert main(["setup", "cursor", "--dry-run"]) == 0
+    out = capsys.readouterr().out
+    assert f"+++ b{project / '.cursor' / 'hooks.json'}" in out
+    assert '+    "preToolUse": [' in out
+    assert "would create" in out and "Dry run: nothing was written." in out
+    assert not (project / ".cursor").exists()
+
+
+def test_human_output_names_files_record_and_next_steps(project, capsys):
+    assert main(["setup", "gemini-cli"]) == 0
+    out = capsys.readouterr().out
+    assert "created" in out and ".gemini/settings.json" in out
+    assert "hooks BeforeTool, AfterTool" in out and "hooksConfig.enabled" in out
+    assert "Ownership record:" in out and "Next: Restart Gemini CLI" in out
+    assert main(["setup", "gemini-cli"]) == 0
+    assert "Already set up; nothing changed." in capsys.readouterr().out
+
+
+def test_uninstall_reports_what_it_removed_then_that_nothing_is_left(project, capsys):
+    main(["setup", "kiro"])
+    capsys.readouterr()
+    code, doc = run_json(capsys, "uninstall", "kiro")
+    assert code == 0 and {f["action"] for f in doc["data"]["files"]} == {"delete"}
+    assert main(["uninstall", "kiro"]) == 0
+    assert "nothing to remove" in capsys.readouterr().out
+
+
+def test_global_scope_writes_under_home(env, capsys, project):
+    code, doc = run_json(capsys, "setup", "codex", "--global")
+    assert code == 0 and doc["data"]["scope"] == "global" and doc["data"]["project"] is None
+    assert (env / ".codex" / "config.toml").exists()
+    assert not (project / ".codex").exists()
+
+
+@pytest.mark.parametrize(
+    ("argv", "exit_code", "error"),
+    [
+        (["setup", "emacs"], 2, "usage"),
+        (["uninstall", "emacs"], 2, "usage"),
+        (["setup", "cursor", "--global", "--project", "."], 2, "usage"),
+        (["setup", "cursor", "--command", "uvx ctxmode"], 2, "usage"),
+    ],
+)
+def test_bad_input_is_a_usage_error(project, capsys, argv, exit_code, error):
+    code, doc = run_json(capsys, *argv)
+    assert (code, doc["status"], doc["errors"][0]["code"]) == (exit_code, "error", error)
+
+
+def test_a_malformed_settings_file_exits_1_and_is_untouched(project, capsys):
+    settings = project / ".claude" / "settings.json"
+    settings.parent.mkdir()
+    settings.write_text('{"hooks": ', encoding="utf-8")
+    code, doc = run_json(capsys, "setup", "claude-code")
+    assert code == 1 and doc["errors"][0]["code"] == "bad_settings"
+    assert str(settings) in doc["errors"][0]["message"]
+    assert settings.read_text(encoding="utf-8") == '{"hooks": '
+    assert not (project / ".mcp.json").exists()
+
+
+def test_ctxmode_missing_from_path_exits_4_with_install_advice(project, capsys, monkeypatch):
+    monkeypatch.setenv("PATH", "/nonexistent")
+    code, doc = run_json(capsys, "setup", "claude-code")
+    assert code == 4 and doc["errors"][0]["code"] == "environment"
+    assert "uv tool install ctxmode" in doc["errors"][0]["message"]
+
+
+def test_warnings_go_to_stderr(project, capsys):
+    main(["setup", "claude-code"])
+    capsys.readouterr()
+    assert main(["setup", "vscode-copilot"]) == 0
+    captured = capsys.readouterr()
+    assert "chat.hookFilesLocations" in captured.err
+    assert "chat.hookFilesLocations" not in captured.out
+
+
+@pytest.mark.parametrize("command", ["setup", "uninstall"])
+def test_help_has_an_example(command, capsys):
+    assert main([command, "--help"]) == 0
+    out = capsys.readouterr().out
+    assert "Example: ctxmode" in out and "--dry-run" in out

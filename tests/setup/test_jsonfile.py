@@ -1,0 +1,211 @@
+"""JSON settings: the file's own style survives, bad shapes are refused untouched, and
+ctxmode's entries are found by content whatever the host did to the file."""
+
+import json
+import os
+import stat
+
+import pytest
+
+from ctxmode.setup import engine, setup, uninstall
+from ctxmode.setup.errors import SettingsFileError, SetupConflictError
+
+from .conftest import snapshot
+
+USER = {
+    "permissions": {"allow": ["Bash(git:*)"]},
+    "hooks": {
+        "PreToolUse": [
+            {"matcher": "Bash", "hooks": [{"type": "command", "command": "my-guard.sh"}]}
+        ]
+    },
+}
+
+
+@pytest.fixture
+def settings(project):
+    path = project / ".claude" / "settings.json"
+    path.parent.mkdir()
+    return path
+
+
+def _hooks(path):
+    return json.loads(path.read_text(encoding="utf-8"))["hooks"]
+
+
+@pytest.mark.parametrize(
+    ("indent", "newline", "bom", "final"),
+    [
+        (4, "\n", False, True),
+        ("\t", "\n", False, True),
+        (2, "\r\n", False, True),
+        (2, "\n", True, False),
+    ],
+)
+def test_the_files_own_style_is_kept_and_restored(settings, project, indent, newline, bom, final):
+    text = json.dumps(USER, indent=indent) + ("\n" if final else "")
+    text = ("\ufeff" if bom else "") + text.replace("\n", newline)
+    settings.write_bytes(text.encode("utf-8"))
+    setup("claude-code", project=project)
+    written = settings.read_bytes().decode("utf-8")
+    assert written.startswith("\ufeff") == bom
+    assert written.endswith(newline) == final
+    unit = indent if isinstance(indent, str) else " " * indent
+    assert f'{newline}{unit}"permissions"' in written
+    assert list(json.loads(written.lstrip("\ufeff"))) == ["permissions", "hooks"]
+    uninstall("claude-code", project=project)
+    assert settings.read_bytes().decode("utf-8") == text
+
+
+def test_a_file_with_comments_is_refused_with_a_jsonc_hint(settings, project):
+    settings.write_text('{\n  // mine\n  "hooks": {}\n}\n', encoding="utf-8")
+    before = snapshot(project)
+    with pytest.raises(SettingsFileError, match="JSONC") as info:
+        setup("claude-code", project=project)
+    assert info.value.exit_code == 1 and info.value.code == "bad_settings"
+    assert snapshot(project) == before
+
+
+@pytest.mark.parametrize(
+    ("content", "message"),
+    [
+        ("[1, 2]", "not an object"),
+        ('{"hooks": "none"}', "hooks is a str"),
+        ('{"hooks": {"PreToolUse": {"matcher": "x"}}}', "hooks.PreToolUse is a dict"),
+    ],
+)
+def test_unexpected_shapes_are_refused_untouched(settings, project, content, message):
+    settings.write_text(content, encoding="utf-8")
+    with pytest.raises(SettingsFileError, match=message):
+        setup("claude-code", project=project)
+    assert settings.read_text(encoding="utf-8") == content
+    assert not (project / ".mcp.json").exists()
+
+
+def test_an_empty_file_counts_as_an_empty_object(settings, project):
+    settings.write_text("", encoding="utf-8")
+    setup("claude-code", project=project)
+    assert "SessionStart" in _hooks(settings)
+
+
+def test_a_user_server_named_ctxmode_is_left_alone(project):
+    mcp = project / ".mcp.json"
+    mine = {"mcpServers": {"ctxmode": {"command": "uvx", "args": ["ctxmode", "serve"]}}}
+    mcp.write_text(json.dumps(mine), encoding="utf-8")
+    result = setup("claude-code", project=project)
+    assert any("left as is" in w for w in result.warnings)
+    assert json.loads(mcp.read_text(encoding="utf-8")) == mine
+    uninstall("claude-code", project=project)
+    assert json.loads(mcp.read_text(encoding="utf-8")) == mine
+
+
+def test_an_old_versioned_server_path_is_replaced_and_extra_keys_kept(project):
+    mcp = project / ".mcp.json"
+    old = {
+        "command": "/home/u/.venvs/ctxmode-0.1/bin/ctxmode",
+        "args": ["serve"],
+        "env": {"A": "1"},
+    }
+    mcp.write_text(json.dumps({"mcpServers": {"ctxmode": old}}), encoding="utf-8")
+    setup("claude-code", project=project)
+    server = json.loads(mcp.read_text(encoding="utf-8"))["mcpServers"]["ctxmode"]
+    assert server == {"command": "ctxmode", "args": ["serve"], "env": {"A": "1"}}
+
+
+def test_stale_hooks_from_an_old_command_are_replaced_not_duplicated(settings, project):
+    stale = {
+        "hooks": {
+            "PreToolUse": [
+                {
+                    "matcher": "Bash",
+                    "hooks": [
+                        {
+                            "type": "command",
+                            "command": "/old/venv/bin/ctxmode hook claude-code pretooluse",
+                        }
+                    ],
+                }
+            ],
+            "Stop": [{"hooks": [{"type": "command", "command": "ctxmode hook claude-code stop"}]}],
+        }
+    }
+    settings.write_text(json.dumps(stale), encoding="utf-8")
+    setup("claude-code", project=project)
+    hooks = _hooks(settings)
+    commands = [h["command"] for g in hooks["PreToolUse"] for h in g["hooks"]]
+    assert commands == ["ctxmode hook claude-code pretooluse"] * 2
+    assert "Stop" not in hooks
+
+
+def test_a_host_tweaking_our_timeout_is_not_reverted(settings, project):
+    setup("claude-code", project=project)
+    data = json.loads(settings.read_text(encoding="utf-8"))
+    data["hooks"]["PostToolUse"][0]["hooks"][0]["timeout"] = 99
+    settings.write_text(json.dumps(data, indent=2) + "\n", encoding="utf-8")
+    assert not setup("claude-code", project=project).changed
+
+
+def test_a_user_handler_added_to_our_group_survives_uninstall(settings, project):
+    setup("claude-code", project=project)
+    data = json.loads(settings.read_text(encoding="utf-8"))
+    group = data["hooks"]["SessionStart"][0]
+    group["hooks"].append({"type": "command", "command": "echo hi"})
+    settings.write_text(json.dumps(data), encoding="utf-8")
+    uninstall("claude-code", project=project)
+    assert _hooks(settings) == {
+        "SessionStart": [{"hooks": [{"type": "command", "command": "echo hi"}]}]
+    }
+
+
+def test_uninstall_without_a_record_still_removes_entries_by_content(settings, project):
+    settings.write_text(json.dumps(USER), encoding="utf-8")
+    result = setup("claude-code", project=project)
+    result.record_path.unlink()
+    uninstall("claude-code", project=project)
+    assert json.loads(settings.read_text(encoding="utf-8")) == USER
+    assert json.loads((project / ".mcp.json").read_text(encoding="utf-8")) == {}
+
+
+def test_upstream_context_mode_and_duplicate_servers_are_reported(settings, project):
+    upstream = {
+        "hooks": {
+            "PreToolUse": [
+                {
+                    "matcher": "Bash",
+                    "hooks": [
+                        {"type": "command", "command": "context-mode hook claude-code pretooluse"}
+                    ],
+                }
+            ]
+        }
+    }
+    settings.write_text(json.dumps(upstream), encoding="utf-8")
+    (project / ".mcp.json").write_text(
+        json.dumps({"mcpServers": {"ctx": {"command": "ctxmode", "args": ["serve"]}}}),
+        encoding="utf-8",
+    )
+    warnings = setup("claude-code", project=project).warnings
+    assert any("upstream context-mode" in w for w in warnings)
+    assert any("also registered as MCP server 'ctx'" in w for w in warnings)
+
+
+def test_writes_go_through_symlinks_and_keep_the_file_mode(project, home):
+    real = home / "dotfiles" / "claude.json"
+    real.parent.mkdir()
+    real.write_text('{"numStartups": 3}', encoding="utf-8")
+    real.chmod(0o600)
+    (home / ".claude.json").symlink_to(real)
+    setup("claude-code", project=None)
+    assert (home / ".claude.json").is_symlink()
+    assert json.loads(real.read_text(encoding="utf-8"))["numStartups"] == 3
+    assert "ctxmode" in json.loads(real.read_text(encoding="utf-8"))["mcpServers"]
+    assert stat.S_IMODE(os.stat(real).st_mode) == 0o600
+
+
+def test_a_file_changed_between_read_and_write_is_not_overwritten(settings):
+    settings.write_text("{}", encoding="utf-8")
+    edit = engine._Edit(settings, before="{}", after='{"a": 1}')
+    settings.write_text('{"host": "wrote this"}', encoding="utf-8")
+    with pytest.raises(SetupConflictError, match="changed while"):
+        engine._apply([edit])
+    assert settings.read_text(encoding="utf-8") == '{"host": "wrote this"}'
