@@ -12,16 +12,18 @@ from typing import Any
 from ctxmode.hooks.model import CanonicalEvent, HookDecision, HookEvent
 from ctxmode.platforms import Output
 from ctxmode.platforms.common import (
+    CLAUDE_EVENTS,
     NOTHING,
     as_object,
     classify,
     context_of,
     error_text,
     first_str,
-    json_out,
+    hook_event,
+    hook_specific,
+    permission,
     project_dir,
-    refine,
-    source,
+    rewrite,
     subagent,
     uuid_in,
     verdict,
@@ -29,15 +31,7 @@ from ctxmode.platforms.common import (
 
 NAME = "claude-code"
 
-EVENTS: dict[str, CanonicalEvent] = {
-    "pretooluse": "pre_tool",
-    "posttooluse": "post_tool",
-    "posttoolusefailure": "post_tool_failure",
-    "precompact": "pre_compact",
-    "sessionstart": "session_start",
-    "userpromptsubmit": "prompt_submit",
-    "stop": "stop",
-}
+EVENTS: dict[str, CanonicalEvent] = {**CLAUDE_EVENTS, "posttoolusefailure": "post_tool_failure"}
 
 WIRE_NAMES: dict[CanonicalEvent, str] = {
     "pre_tool": "PreToolUse",
@@ -48,8 +42,6 @@ WIRE_NAMES: dict[CanonicalEvent, str] = {
     "prompt_submit": "UserPromptSubmit",
     "stop": "Stop",
 }
-
-MODIFY_REASON = "Routed to the ctxmode sandbox"
 
 
 def foreign(payload: Mapping[str, Any]) -> bool:
@@ -90,33 +82,21 @@ def parse_with(
         or first_str(env, *session_vars)
         or ""
     )
-    prompt = None
-    if canonical == "prompt_submit":
-        prompt = first_str(payload, "submitted_prompt", "prompt", "message")
-    return HookEvent(
-        platform=platform,
-        event=canonical,
-        native_event=native_event,
+    return hook_event(
+        platform,
+        canonical,
+        native_event,
+        payload,
+        named,
+        tool_input,
         session_id=session,
-        project_dir=project_dir(payload, env, env_vars),
-        cwd=first_str(payload, "cwd"),
-        tool=refine(named.tool, named.native, tool_input),
-        native_tool=named.native,
-        tool_input=tool_input,
-        tool_response=payload.get("tool_response"),
+        project=project_dir(payload, env, env_vars),
+        response=payload.get("tool_response"),
         error=error_text(payload.get("error")) if canonical == "post_tool_failure" else None,
-        source=source(payload.get("source")) if canonical == "session_start" else None,
-        prompt=prompt,
-        mcp_server=named.mcp_server,
-        mcp_tool=named.mcp_tool,
-        subagent=subagent(payload),
-        transcript_path=first_str(payload, "transcript_path"),
-        raw=payload,
+        in_subagent=subagent(payload),
+        prompt_keys=("submitted_prompt", "prompt", "message"),
+        transcript_keys=("transcript_path",),
     )
-
-
-def specific(event_name: str, **fields: Any) -> Output:
-    return json_out({"hookSpecificOutput": {"hookEventName": event_name, **fields}})
 
 
 def render_with(
@@ -134,22 +114,15 @@ def render_with(
             event, decision, can_ask=can_ask, can_modify=can_modify, pre_context=pre_context
         )
         if v.kind in ("deny", "ask"):
-            return specific(name, permissionDecision=v.kind, permissionDecisionReason=v.reason)
+            return hook_specific(name, permission(v.kind, v.reason))
         if v.kind == "modify":
-            fields: dict[str, Any] = {
-                "permissionDecision": "allow",
-                "permissionDecisionReason": v.reason or MODIFY_REASON,
-                "updatedInput": v.updated_input,
-            }
-            if v.context:
-                fields["additionalContext"] = v.context
-            return specific(name, **fields)
+            return hook_specific(name, rewrite(v))
         if v.kind == "context":
-            return specific(name, additionalContext=v.context)
+            return hook_specific(name, {"additionalContext": v.context})
         return NOTHING
     if event.event in ("post_tool", "post_tool_failure", "session_start", "prompt_submit"):
         text = context_of(decision)
-        return specific(name, additionalContext=text) if text else NOTHING
+        return hook_specific(name, {"additionalContext": text}) if text else NOTHING
     return NOTHING  # pre_compact (never block compaction), stop (never continue the turn)
 
 

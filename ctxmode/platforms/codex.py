@@ -17,18 +17,11 @@ from typing import Any
 from ctxmode.hooks.model import CanonicalEvent, HookDecision, HookEvent
 from ctxmode.platforms import Output
 from ctxmode.platforms.claude_code import parse_with, render_with
-from ctxmode.platforms.common import NOTHING
+from ctxmode.platforms.common import CLAUDE_EVENTS, NOTHING, failed
 
 NAME = "codex"
 
-EVENTS: dict[str, CanonicalEvent] = {
-    "pretooluse": "pre_tool",
-    "posttooluse": "post_tool",
-    "precompact": "pre_compact",
-    "sessionstart": "session_start",
-    "userpromptsubmit": "prompt_submit",
-    "stop": "stop",
-}
+EVENTS: dict[str, CanonicalEvent] = dict(CLAUDE_EVENTS)
 
 _EXIT = re.compile(r"\A\s*Exit code:?\s*(-?\d+)", re.IGNORECASE)
 
@@ -59,10 +52,7 @@ def parse(native_event: str, payload: dict[str, Any], env: Mapping[str, str]) ->
     )
     if event is None or event.event != "post_tool" or event.tool != "Bash":
         return event
-    error = failure(event.tool_response)
-    if error is None:
-        return event
-    return dataclasses.replace(event, event="post_tool_failure", error=error)
+    return failed(event, failure(event.tool_response))
 
 
 def render(event: HookEvent, decision: HookDecision) -> Output:

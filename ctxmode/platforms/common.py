@@ -11,14 +11,25 @@ into the input only where one host tool covers two canonical ones (Kiro ``fs_wri
 import json
 import re
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, Literal
 
-from ctxmode.hooks.model import OWN_TOOLS, HookDecision, HookEvent
+from ctxmode.hooks.model import OWN_TOOLS, CanonicalEvent, HookDecision, HookEvent
 from ctxmode.platforms import Output
 
 NOTHING = Output()
+
+# The Claude Code event names (hooks.md section 4) that most hosts, or their Claude-compatible
+# modes, also send; adapters add their own names to these.
+CLAUDE_EVENTS: dict[str, CanonicalEvent] = {
+    "pretooluse": "pre_tool",
+    "posttooluse": "post_tool",
+    "precompact": "pre_compact",
+    "sessionstart": "session_start",
+    "userpromptsubmit": "prompt_submit",
+    "stop": "stop",
+}
 
 # Server keys ctxmode is registered under (ours, and upstream's for a migrated config).
 OWN_SERVERS = frozenset({"ctxmode", "context-mode", "context_mode"})
@@ -161,6 +172,14 @@ def refine(tool: str | None, native: str | None, tool_input: Mapping[str, Any]) 
 # -- field accessors (every spelling hosts use) -------------------------------------------------
 
 
+def pick(payload: Mapping[str, Any], *keys: str) -> Any:
+    """The value of the first of `keys` the payload has (even a null one), else None."""
+    for key in keys:
+        if key in payload:
+            return payload[key]
+    return None
+
+
 def first_str(payload: Mapping[str, Any], *keys: str) -> str | None:
     """The first non-blank string among `keys`."""
     for key in keys:
@@ -271,6 +290,60 @@ def subagent(payload: Mapping[str, Any]) -> bool:
     return bool(first_str(payload, "agent_id", "agentId"))
 
 
+# -- events -------------------------------------------------------------------------------
+
+
+def hook_event(
+    platform: str,
+    event: CanonicalEvent,
+    native_event: str,
+    payload: dict[str, Any],
+    named: ToolName,
+    tool_input: dict[str, Any],
+    *,
+    session_id: str,
+    project: Path | None,
+    response: Any = None,
+    error: str | None = None,
+    in_subagent: bool = False,
+    cwd_keys: tuple[str, ...] = ("cwd",),
+    source_keys: tuple[str, ...] = ("source",),
+    prompt_keys: tuple[str, ...] = ("prompt",),
+    transcript_keys: tuple[str, ...] = (),
+) -> HookEvent:
+    """A parsed payload as an event, filled the way every adapter fills it.
+
+    The tool comes from `named` (refined by its input, see `refine`); ``cwd``, the transcript
+    and the session-start source and submitted prompt (each at its own event only) from the
+    first of their `*_keys` the payload has; the payload itself is kept as ``raw``.
+    """
+    return HookEvent(
+        platform=platform,
+        event=event,
+        native_event=native_event,
+        session_id=session_id,
+        project_dir=project,
+        cwd=first_str(payload, *cwd_keys),
+        tool=refine(named.tool, named.native, tool_input),
+        native_tool=named.native,
+        tool_input=tool_input,
+        tool_response=response,
+        error=error,
+        source=source(pick(payload, *source_keys)) if event == "session_start" else None,
+        prompt=first_str(payload, *prompt_keys) if event == "prompt_submit" else None,
+        mcp_server=named.mcp_server,
+        mcp_tool=named.mcp_tool,
+        subagent=in_subagent,
+        transcript_path=first_str(payload, *transcript_keys),
+        raw=payload,
+    )
+
+
+def failed(event: HookEvent, error: str | None) -> HookEvent:
+    """`event` as a ``post_tool_failure`` carrying `error` when there is one, else unchanged."""
+    return replace(event, event="post_tool_failure", error=error) if error else event
+
+
 # -- decisions ------------------------------------------------------------------------------
 
 VerdictKind = Literal["allow", "deny", "ask", "modify", "context"]
@@ -348,12 +421,15 @@ def verdict(
     can_ask: bool = True,
     can_modify: bool = True,
     pre_context: bool = True,
+    redirect_as_deny: bool = False,
 ) -> Verdict:
     """The pre-tool decision as this host can carry it out.
 
     ``ask`` becomes ``deny`` where the host cannot ask; ``modify`` becomes ``deny`` with the
     redirect text where it cannot rewrite (or passes through, for a sub-agent prompt); advisory
-    context is dropped where the host has no pre-tool context channel.
+    context is dropped where the host has no pre-tool context channel. With
+    `redirect_as_deny`, a rewrite that replaces the call is a ``deny`` even where the host can
+    rewrite (one whose rewrite support is unverified), and only a sub-agent prompt is rewritten.
     """
     context = context_of(decision) if pre_context else None
     kind = decision.kind
@@ -363,9 +439,9 @@ def verdict(
             return Verdict("deny", reason + CANNOT_ASK)
         return Verdict(kind, reason)
     if kind == "modify" and isinstance(decision.updated_input, dict):
+        if (redirect_as_deny or not can_modify) and essential_rewrite(event):
+            return Verdict("deny", reason_text(event, decision))
         if not can_modify:
-            if essential_rewrite(event):
-                return Verdict("deny", reason_text(event, decision))
             return Verdict("context", context=context) if context else Verdict("allow")
         updated = {**event.tool_input, **decision.updated_input}
         return Verdict("modify", decision.reason or "", updated, context)
@@ -383,6 +459,30 @@ def dumps(value: Any) -> str:
 
 def json_out(value: Mapping[str, Any]) -> Output:
     return Output(stdout=dumps(value))
+
+
+MODIFY_REASON = "Routed to the ctxmode sandbox"
+
+
+def hook_specific(
+    event_name: str, fields: Mapping[str, Any], *, flat: Mapping[str, Any] | None = None
+) -> Output:
+    """A ``hookSpecificOutput`` answer (the Claude wire, also read by Gemini and VS Code),
+    with `flat` top-level keys beside it (the Copilot runtime's)."""
+    return json_out({**(flat or {}), "hookSpecificOutput": {"hookEventName": event_name, **fields}})
+
+
+def permission(kind: str, reason: str) -> dict[str, Any]:
+    """The Claude-style pre-tool decision fields (``deny``/``ask`` and why)."""
+    return {"permissionDecision": kind, "permissionDecisionReason": reason}
+
+
+def rewrite(v: Verdict) -> dict[str, Any]:
+    """The Claude-style fields of a ``modify`` verdict: allow the call with its new input."""
+    fields = {**permission("allow", v.reason or MODIFY_REASON), "updatedInput": v.updated_input}
+    if v.context:
+        fields["additionalContext"] = v.context
+    return fields
 
 
 def changed_keys(before: Mapping[str, Any], after: Mapping[str, Any]) -> dict[str, Any]:

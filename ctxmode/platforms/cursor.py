@@ -19,13 +19,11 @@ from ctxmode.platforms.common import (
     classify,
     context_of,
     error_text,
-    essential_rewrite,
     first_str,
+    hook_event,
     json_out,
+    pick,
     project_dir,
-    reason_text,
-    refine,
-    source,
     uuid_in,
     verdict,
 )
@@ -69,45 +67,33 @@ def parse(native_event: str, payload: dict[str, Any], env: Mapping[str, str]) ->
     else:
         tool_input = as_object(payload.get("tool_input"))
         named = classify(first_str(payload, "tool_name"))
-        response = payload.get("tool_output", payload.get("tool_response"))
-    error = error_text(payload.get("error_message", payload.get("error")))
+        response = pick(payload, "tool_output", "tool_response")
+    error = error_text(pick(payload, "error_message", "error"))
     if canonical == "post_tool" and error:
         canonical = "post_tool_failure"
-    return HookEvent(
-        platform=NAME,
-        event=canonical,
-        native_event=native_event,
+    return hook_event(
+        NAME,
+        canonical,
+        native_event,
+        payload,
+        named,
+        tool_input,
         session_id=first_str(payload, "conversation_id", "session_id")
         or first_str(env, "CURSOR_TRACE_ID")
         or uuid_in(payload.get("transcript_path"))
         or "",
-        project_dir=_project(payload, env),
-        cwd=first_str(payload, "cwd"),
-        tool=refine(named.tool, named.native, tool_input),
-        native_tool=named.native,
-        tool_input=tool_input,
-        tool_response=response,
+        project=_project(payload, env),
+        response=response,
         error=error if canonical == "post_tool_failure" else None,
-        source=source(payload.get("source", payload.get("trigger")))
-        if canonical == "session_start"
-        else None,
-        prompt=first_str(payload, "prompt") if canonical == "prompt_submit" else None,
-        mcp_server=named.mcp_server,
-        mcp_tool=named.mcp_tool,
-        transcript_path=first_str(payload, "transcript_path"),
-        raw=payload,
+        source_keys=("source", "trigger"),
+        transcript_keys=("transcript_path",),
     )
 
 
 def render(event: HookEvent, decision: HookDecision) -> Output:
     if event.event == "pre_tool":
-        v = verdict(event, decision)
-        if v.kind == "modify":
-            if essential_rewrite(event):
-                reason = reason_text(event, decision)
-                return json_out(
-                    {"permission": "deny", "agent_message": reason, "user_message": reason}
-                )
+        v = verdict(event, decision, redirect_as_deny=True)
+        if v.kind == "modify":  # only a sub-agent prompt rewrite: redirects come as a deny
             return json_out({"updated_input": v.updated_input})
         if v.kind in ("deny", "ask"):
             return json_out(

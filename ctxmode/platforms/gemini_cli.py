@@ -17,11 +17,13 @@ from ctxmode.hooks.model import CanonicalEvent, HookDecision, HookEvent
 from ctxmode.platforms import Output
 from ctxmode.platforms.claude_code import parse_with
 from ctxmode.platforms.common import (
+    CLAUDE_EVENTS,
     NOTHING,
     changed_keys,
     classify,
     context_of,
     error_text,
+    failed,
     first_str,
     json_out,
     verdict,
@@ -36,12 +38,7 @@ EVENTS: dict[str, CanonicalEvent] = {
     "sessionstart": "session_start",
     "beforeagent": "prompt_submit",
     "afteragent": "stop",
-    # the Claude names, accepted as aliases
-    "pretooluse": "pre_tool",
-    "posttooluse": "post_tool",
-    "precompact": "pre_compact",
-    "userpromptsubmit": "prompt_submit",
-    "stop": "stop",
+    **CLAUDE_EVENTS,  # the Claude names, accepted as aliases
 }
 
 WIRE_NAMES: dict[CanonicalEvent, str] = {
@@ -90,9 +87,7 @@ def parse(native_event: str, payload: dict[str, Any], env: Mapping[str, str]) ->
             event, tool=named.tool, mcp_server=named.mcp_server, mcp_tool=named.mcp_tool
         )
     if event.event == "post_tool":
-        error = failure(event.tool_response)
-        if error:
-            event = dataclasses.replace(event, event="post_tool_failure", error=error)
+        event = failed(event, failure(event.tool_response))
     return event
 
 

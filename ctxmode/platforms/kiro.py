@@ -20,9 +20,8 @@ from ctxmode.platforms.common import (
     classify,
     context_of,
     first_str,
+    hook_event,
     project_dir,
-    refine,
-    source,
     verdict,
 )
 
@@ -64,23 +63,17 @@ def parse(native_event: str, payload: dict[str, Any], env: Mapping[str, str]) ->
     error = failure(response) if canonical == "post_tool" else None
     if error:
         canonical = "post_tool_failure"
-    return HookEvent(
-        platform=NAME,
-        event=canonical,
-        native_event=native_event,
+    return hook_event(
+        NAME,
+        canonical,
+        native_event,
+        payload,
+        named,
+        tool_input,
         session_id=session_id(payload),
-        project_dir=project_dir(payload, env),
-        cwd=first_str(payload, "cwd"),
-        tool=refine(named.tool, named.native, tool_input),
-        native_tool=named.native,
-        tool_input=tool_input,
-        tool_response=response,
+        project=project_dir(payload, env),
+        response=response,
         error=error,
-        source=source(payload.get("source")) if canonical == "session_start" else None,
-        prompt=first_str(payload, "prompt") if canonical == "prompt_submit" else None,
-        mcp_server=named.mcp_server,
-        mcp_tool=named.mcp_tool,
-        raw=payload,
     )
 
 

@@ -21,27 +21,23 @@ from typing import Any
 from ctxmode.hooks.model import CanonicalEvent, HookDecision, HookEvent
 from ctxmode.platforms import Output
 from ctxmode.platforms.common import (
+    CLAUDE_EVENTS,
     ToolName,
     as_object,
     classify,
     context_of,
     first_str,
+    hook_event,
     json_out,
+    pick,
     project_dir,
-    refine,
-    source,
     verdict,
 )
 
 NAME = "opencode"
 
 EVENTS: dict[str, CanonicalEvent] = {
-    "pretooluse": "pre_tool",
-    "posttooluse": "post_tool",
-    "precompact": "pre_compact",
-    "sessionstart": "session_start",
-    "userpromptsubmit": "prompt_submit",
-    "stop": "stop",
+    **CLAUDE_EVENTS,
     "tool.execute.before": "pre_tool",
     "tool.execute.after": "post_tool",
     "experimental.session.compacting": "pre_compact",
@@ -101,28 +97,23 @@ def parse(native_event: str, payload: dict[str, Any], env: Mapping[str, str]) ->
     canonical = EVENTS.get(native_event)
     if canonical is None:
         return None
-    tool_input = as_object(payload.get("tool_input", payload.get("args")))
+    tool_input = as_object(pick(payload, "tool_input", "args"))
     named = tool_name(first_str(payload, "tool_name", "tool"))
     error = _failure(payload) if canonical == "post_tool" else None
     if error:
         canonical = "post_tool_failure"
-    return HookEvent(
-        platform=NAME,
-        event=canonical,
-        native_event=native_event,
+    return hook_event(
+        NAME,
+        canonical,
+        native_event,
+        payload,
+        named,
+        tool_input,
         session_id=first_str(payload, "session_id", "sessionID") or "",
-        project_dir=project_dir(payload, env, ("OPENCODE_PROJECT_DIR",), payload_first=True),
-        cwd=first_str(payload, "cwd", "directory"),
-        tool=refine(named.tool, named.native, tool_input),
-        native_tool=named.native,
-        tool_input=tool_input,
-        tool_response=payload.get("output", payload.get("tool_response")),
+        project=project_dir(payload, env, ("OPENCODE_PROJECT_DIR",), payload_first=True),
+        response=pick(payload, "output", "tool_response"),
         error=error,
-        source=source(payload.get("source")) if canonical == "session_start" else None,
-        prompt=first_str(payload, "prompt") if canonical == "prompt_submit" else None,
-        mcp_server=named.mcp_server,
-        mcp_tool=named.mcp_tool,
-        raw=payload,
+        cwd_keys=("cwd", "directory"),
     )
 
 

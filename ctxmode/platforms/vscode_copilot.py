@@ -19,18 +19,19 @@ from typing import Any
 from ctxmode.hooks.model import CanonicalEvent, HookDecision, HookEvent
 from ctxmode.platforms import Output
 from ctxmode.platforms.common import (
+    CLAUDE_EVENTS,
     NOTHING,
     as_object,
     classify,
     context_of,
     error_text,
-    essential_rewrite,
     first_str,
-    json_out,
+    hook_event,
+    hook_specific,
+    permission,
+    pick,
     project_dir,
-    reason_text,
-    refine,
-    source,
+    rewrite,
     subagent,
     uuid_in,
     verdict,
@@ -39,19 +40,13 @@ from ctxmode.platforms.common import (
 NAME = "vscode-copilot"
 
 EVENTS: dict[str, CanonicalEvent] = {
-    "pretooluse": "pre_tool",
-    "posttooluse": "post_tool",
+    **CLAUDE_EVENTS,
     "posttoolusefailure": "post_tool_failure",
-    "precompact": "pre_compact",
-    "sessionstart": "session_start",
-    "userpromptsubmit": "prompt_submit",
     "userpromptsubmitted": "prompt_submit",
-    "stop": "stop",
     "agentstop": "stop",
 }
 
 _FAILED = ("failure", "error")
-MODIFY_REASON = "Routed to the ctxmode sandbox"
 
 
 def _result_failure(payload: Mapping[str, Any]) -> str | None:
@@ -80,7 +75,7 @@ def parse_copilot(
     canonical = EVENTS.get(native_event)
     if canonical is None:
         return None
-    tool_input = as_object(payload.get("tool_input", payload.get("toolArgs")))
+    tool_input = as_object(pick(payload, "tool_input", "toolArgs"))
     named = classify(first_str(payload, "tool_name", "toolName"))
     response = payload.get("tool_response")
     if response is None:
@@ -92,32 +87,22 @@ def parse_copilot(
         error = _result_failure(payload)
         if error:
             canonical = "post_tool_failure"
-    return HookEvent(
-        platform=platform,
-        event=canonical,
-        native_event=native_event,
+    return hook_event(
+        platform,
+        canonical,
+        native_event,
+        payload,
+        named,
+        tool_input,
         session_id=first_str(payload, "session_id", "sessionId")
         or uuid_in(payload.get("transcript_path"))
         or "",
-        project_dir=project_dir(payload, env, env_vars, payload_first=True),
-        cwd=first_str(payload, "cwd"),
-        tool=refine(named.tool, named.native, tool_input),
-        native_tool=named.native,
-        tool_input=tool_input,
-        tool_response=response,
+        project=project_dir(payload, env, env_vars, payload_first=True),
+        response=response,
         error=error,
-        source=source(payload.get("source")) if canonical == "session_start" else None,
-        prompt=first_str(payload, "prompt") if canonical == "prompt_submit" else None,
-        mcp_server=named.mcp_server,
-        mcp_tool=named.mcp_tool,
-        subagent=subagent(payload),
-        transcript_path=first_str(payload, "transcript_path", "transcriptPath"),
-        raw=payload,
+        in_subagent=subagent(payload),
+        transcript_keys=("transcript_path", "transcriptPath"),
     )
-
-
-def _both(event_name: str, flat: dict[str, Any], nested: dict[str, Any]) -> Output:
-    return json_out({**flat, "hookSpecificOutput": {"hookEventName": event_name, **nested}})
 
 
 def render_copilot(
@@ -128,38 +113,25 @@ def render_copilot(
     With `redirect_as_deny`, a rewrite that replaces the call is sent as a deny instead.
     """
     if event.event == "pre_tool":
-        v = verdict(event, decision)
-        if v.kind == "modify" and redirect_as_deny and essential_rewrite(event):
-            reason = reason_text(event, decision)
-            return _both(
-                "PreToolUse",
-                {"permissionDecision": "deny", "permissionDecisionReason": reason},
-                {"permissionDecision": "deny", "permissionDecisionReason": reason},
-            )
+        v = verdict(event, decision, redirect_as_deny=redirect_as_deny)
         if v.kind in ("deny", "ask"):
-            fields = {"permissionDecision": v.kind, "permissionDecisionReason": v.reason}
-            return _both("PreToolUse", fields, fields)
+            fields = permission(v.kind, v.reason)
+            return hook_specific("PreToolUse", fields, flat=fields)
         if v.kind == "modify":
-            nested: dict[str, Any] = {
-                "permissionDecision": "allow",
-                "permissionDecisionReason": v.reason or MODIFY_REASON,
-                "updatedInput": v.updated_input,
-            }
-            if v.context:
-                nested["additionalContext"] = v.context
             flat = {"permissionDecision": "allow", "modifiedArgs": v.updated_input}
-            return _both("PreToolUse", flat, nested)
+            return hook_specific("PreToolUse", rewrite(v), flat=flat)
         if v.kind == "context":  # the runtime has no pre-tool context for command hooks
-            return _both("PreToolUse", {}, {"additionalContext": v.context})
+            return hook_specific("PreToolUse", {"additionalContext": v.context})
         return NOTHING
     text = context_of(decision)
     if not text:
         return NOTHING
+    context = {"additionalContext": text}
     if event.event in ("post_tool", "post_tool_failure"):
         name = "PostToolUseFailure" if event.native_event == "posttoolusefailure" else "PostToolUse"
-        return _both(name, {"additionalContext": text}, {"additionalContext": text})
+        return hook_specific(name, context, flat=context)
     if event.event == "session_start":
-        return _both("SessionStart", {"additionalContext": text}, {"additionalContext": text})
+        return hook_specific("SessionStart", context, flat=context)
     return NOTHING  # prompt, pre-compact: no context channel; stop: never continue
 
 

@@ -113,14 +113,8 @@ def _scan_value(line: str, pos: int, ml: str | None, depth: int) -> tuple[str | 
         if line.startswith('"""', i) or line.startswith("'''", i):
             ml = line[i : i + 3]
             i += 3
-        elif ch == '"':
-            i += 1
-            while i < n and line[i] != '"':
-                i += 2 if line[i] == "\\" else 1
-            i += 1
-        elif ch == "'":
-            end = line.find("'", i + 1)
-            i = n if end < 0 else end + 1
+        elif ch in "\"'":
+            i = _string_end(line, i)
         else:
             if ch in "[{":
                 depth += 1
@@ -139,17 +133,20 @@ def comment_at(line: str) -> int:
             return i
         if line.startswith('"""', i) or line.startswith("'''", i):
             return n
-        if ch == '"':
-            i += 1
-            while i < n and line[i] != '"':
-                i += 2 if line[i] == "\\" else 1
-            i += 1
-        elif ch == "'":
-            end = line.find("'", i + 1)
-            i = n if end < 0 else end + 1
-        else:
-            i += 1
+        i = _string_end(line, i) if ch in "\"'" else i + 1
     return n
+
+
+def _string_end(line: str, i: int) -> int:
+    """One past the one-line basic (``"…"``) or literal (``'…'``) string at `line[i]`."""
+    n = len(line)
+    if line[i] == '"':
+        i += 1
+        while i < n and line[i] != '"':
+            i += 2 if line[i] == "\\" else 1
+        return i + 1
+    end = line.find("'", i + 1)
+    return n if end < 0 else end + 1
 
 
 def _content(line: str) -> bool:

@@ -9,14 +9,13 @@ import sys
 from pathlib import Path
 
 import pytest
+from session.support import PROJECT, bash, hook_event, open_db, stored
 
 from ctxmode.errors import StoreError
 from ctxmode.hooks import capture, entry
 from ctxmode.hooks.model import RECORD
 from ctxmode.session import markers, where
 from ctxmode.session.db import SessionDB
-
-from .session_support import PROJECT, bash, hook_event, open_db, stored
 
 
 @pytest.fixture(autouse=True)

@@ -3,13 +3,12 @@
 import xml.etree.ElementTree as ET
 
 import pytest
+from session.support import PROJECT, bash, hook_event, open_db
 
 from ctxmode import paths
 from ctxmode.hooks import capture, compact
 from ctxmode.hooks.model import RECORD
 from ctxmode.session.events import MAX_EVENTS_PER_SESSION, Event
-
-from .session_support import PROJECT, bash, hook_event, open_db
 
 
 @pytest.fixture(autouse=True)

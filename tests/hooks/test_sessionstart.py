@@ -8,13 +8,12 @@ import xml.etree.ElementTree as ET
 from pathlib import Path
 
 import pytest
+from session.support import PROJECT, bash, hook_event, open_db, stored
 
 from ctxmode.hooks import capture, compact, entry, sessionstart
 from ctxmode.hooks.model import RECORD, HookDecision
 from ctxmode.session import where
 from ctxmode.session.db import now_iso
-
-from .session_support import PROJECT, bash, hook_event, open_db, stored
 
 ROUTING = "<context_window_protection>ctx_batch_execute ctx_search ctx_fetch_and_index"
 

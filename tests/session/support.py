@@ -1,4 +1,5 @@
-"""Helpers shared by the session and session-hook tests."""
+"""Helpers shared by the session and session-hook tests (tests/hooks imports this module as
+``session.support``: pytest puts tests/ on ``sys.path``)."""
 
 from pathlib import Path
 from typing import Any
