@@ -13,8 +13,8 @@ Nothing here touches the disk at import time.
 import hashlib
 import os
 import sys
-from dataclasses import dataclass
 from pathlib import Path
+from typing import NamedTuple
 
 from ctxmode.errors import NotFoundError, UsageError
 
@@ -191,8 +191,7 @@ def worktree_suffix(project_dir: Path) -> str:
     return "__" + hashlib.sha256(current.encode("utf-8")).hexdigest()[:8]
 
 
-@dataclass(frozen=True)
-class ProjectPaths:
+class ProjectPaths(NamedTuple):
     """Every file ctxmode keeps for one project."""
 
     root: Path

@@ -14,8 +14,8 @@ Each platform module provides:
 """
 
 import importlib
-from dataclasses import dataclass
 from types import ModuleType
+from typing import NamedTuple
 
 PLATFORMS = {
     "claude-code": "ctxmode.platforms.claude_code",
@@ -30,8 +30,7 @@ PLATFORMS = {
 }
 
 
-@dataclass(frozen=True)
-class Output:
+class Output(NamedTuple):
     """What the hook process prints and how it exits."""
 
     stdout: str | None = None

@@ -8,7 +8,6 @@ A Bash call that exited non-zero arrives as a PostToolUse whose output starts wi
 ``Exit code: N``; it is reported as a failed call.
 """
 
-import dataclasses
 import json
 import re
 from collections.abc import Mapping
@@ -57,7 +56,7 @@ def parse(native_event: str, payload: dict[str, Any], env: Mapping[str, str]) ->
 
 def render(event: HookEvent, decision: HookDecision) -> Output:
     if event.event == "post_tool_failure":  # Codex has no such event: answer as PostToolUse
-        event = dataclasses.replace(event, event="post_tool")
+        event = event._replace(event="post_tool")
     return render_with(event, decision, can_ask=False, can_modify=False, pre_context=False)
 
 

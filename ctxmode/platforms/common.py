@@ -11,9 +11,8 @@ into the input only where one host tool covers two canonical ones (Kiro ``fs_wri
 import json
 import re
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, NamedTuple
 
 from ctxmode.hooks.model import OWN_TOOLS, CanonicalEvent, HookDecision, HookEvent
 from ctxmode.platforms import Output
@@ -64,8 +63,7 @@ _PATCH_TARGET = re.compile(r"^\*\*\* (Add|Update|Delete) File: (.+?)\s*$", re.MU
 # -- tool names -----------------------------------------------------------------------------
 
 
-@dataclass(frozen=True)
-class ToolName:
+class ToolName(NamedTuple):
     """A host tool name, normalised."""
 
     tool: str | None  # canonical (see ctxmode.hooks.model)
@@ -341,7 +339,7 @@ def hook_event(
 
 def failed(event: HookEvent, error: str | None) -> HookEvent:
     """`event` as a ``post_tool_failure`` carrying `error` when there is one, else unchanged."""
-    return replace(event, event="post_tool_failure", error=error) if error else event
+    return event._replace(event="post_tool_failure", error=error) if error else event
 
 
 # -- decisions ------------------------------------------------------------------------------
@@ -355,8 +353,7 @@ DEFAULT_REASON = (
 CANNOT_ASK = " (this host cannot ask for confirmation, so ctxmode blocked the call)"
 
 
-@dataclass(frozen=True)
-class Verdict:
+class Verdict(NamedTuple):
     """A pre-tool decision cut down to what one host can do."""
 
     kind: VerdictKind

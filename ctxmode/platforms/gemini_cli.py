@@ -8,7 +8,6 @@ source) and BeforeAgent carry ``additionalContext``. MCP calls are recognised by
 up as ``tool_response.error``, or as a shell result with a non-zero ``Exit Code:``.
 """
 
-import dataclasses
 import re
 from collections.abc import Mapping
 from typing import Any
@@ -83,8 +82,8 @@ def parse(native_event: str, payload: dict[str, Any], env: Mapping[str, str]) ->
     if isinstance(mcp, Mapping) and event.native_tool:
         leaf = first_str(mcp, "tool_name") or event.native_tool
         named = classify(event.native_tool, mcp=(first_str(mcp, "server_name"), leaf))
-        event = dataclasses.replace(
-            event, tool=named.tool, mcp_server=named.mcp_server, mcp_tool=named.mcp_tool
+        event = event._replace(
+            tool=named.tool, mcp_server=named.mcp_server, mcp_tool=named.mcp_tool
         )
     if event.event == "post_tool":
         event = failed(event, failure(event.tool_response))

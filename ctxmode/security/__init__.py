@@ -21,7 +21,7 @@ cases deny, with a message naming the bypass.
 
 The modules, each importing only ones listed before it:
 
-* `model`: the enums and dataclasses the others speak in;
+* `model`: the enums and named tuples the others speak in;
 * `settings`: where rules come from, reading and caching the files (`load_policy`);
 * `words`: the words of a simple command: wrappers peeled off, shell quoting;
 * `shell`: the lexer that splits a command the way a shell runs it (`split_command`);

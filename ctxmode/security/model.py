@@ -5,9 +5,9 @@ them: `Verdict.message` imports `ctxmode.security.messages` only when called.
 """
 
 import sys
-from dataclasses import dataclass
 from enum import Enum
 from pathlib import Path
+from typing import NamedTuple
 
 
 class Decision(str, Enum):
@@ -52,8 +52,7 @@ class Subject(str, Enum):
     PATH = "path"
 
 
-@dataclass(frozen=True)
-class Rule:
+class Rule(NamedTuple):
     """One permission rule and where it came from.
 
     ``specifier`` is the text inside the parentheses, ``None`` for a bare tool name
@@ -75,8 +74,7 @@ class Rule:
         return f"{self.scope.value} settings {self.source} {where}"
 
 
-@dataclass(frozen=True)
-class SettingsSource:
+class SettingsSource(NamedTuple):
     """One settings file that was looked at, and what came of it."""
 
     path: Path
@@ -86,8 +84,7 @@ class SettingsSource:
     error: str | None = None
 
 
-@dataclass(frozen=True)
-class Policy:
+class Policy(NamedTuple):
     """The rules in force for one project, in precedence order, with their origins."""
 
     project_dir: Path
@@ -119,8 +116,7 @@ class Policy:
         return tuple(r for r in self.rules if r.tool == tool)
 
 
-@dataclass(frozen=True)
-class Verdict:
+class Verdict(NamedTuple):
     """The answer to one check.
 
     ``segment`` is the part of the input the deciding rule matched (a command segment, a
@@ -151,16 +147,14 @@ class Verdict:
         return deny_message(self) if self.denied else None
 
 
-@dataclass(frozen=True)
-class RuleMatch:
+class RuleMatch(NamedTuple):
     """A rule that was considered, and the segments or paths it matched (maybe none)."""
 
     rule: Rule
     matched: tuple[str, ...] = ()
 
 
-@dataclass(frozen=True)
-class Explanation:
+class Explanation(NamedTuple):
     """Everything behind one decision, for ``ctxmode policy check``."""
 
     subject: str

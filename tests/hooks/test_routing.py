@@ -277,7 +277,7 @@ def test_codex_cmd_payloads_are_redirected_in_their_own_field(server):
 
 def test_powershell_fetches_are_redirected_with_a_powershell_echo(server):
     ps = event("Bash", {"command": "iwr https://example.com/x"})
-    ps = HookEvent(**{**ps.__dict__, "native_tool": "PowerShell"})
+    ps = ps._replace(native_tool="PowerShell")
     decision = pretool.handle(ps)
     assert decision.kind == "modify"
     assert decision.updated_input is not None

@@ -1,6 +1,5 @@
 """Bash(...) rules on shell commands: the decision table, chain splitting (commands, shell)."""
 
-import dataclasses
 import sys
 
 import pytest
@@ -139,8 +138,8 @@ def test_split_command(command, segments):
 
 def test_case_insensitive_commands_on_windows(project):
     policy = command_policy(project, deny=["Bash(Remove-Item *)"])
-    exact = dataclasses.replace(policy, case_insensitive_commands=False)
-    folded = dataclasses.replace(policy, case_insensitive_commands=True)
+    exact = policy._replace(case_insensitive_commands=False)
+    folded = policy._replace(case_insensitive_commands=True)
     assert check_command(exact, "remove-item x").decision is NONE
     assert check_command(folded, "remove-item x").decision is DENY
     assert policy.case_insensitive_commands is (sys.platform == "win32")

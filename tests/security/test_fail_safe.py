@@ -1,7 +1,5 @@
 """Fail-closed mode and internal errors: deny rules still apply, work is not blocked."""
 
-import dataclasses
-
 import pytest
 
 from ctxmode.security import check_code, check_command, check_path, commands, explain_command, paths
@@ -44,7 +42,7 @@ def test_upstream_require_security_variable_also_works(project, monkeypatch):
 
 def test_fail_closed_without_broken_files_changes_nothing(project):
     policy = command_policy(project, deny=["Bash(sudo *)"])
-    strict = dataclasses.replace(policy, fail_closed=True)
+    strict = policy._replace(fail_closed=True)
     assert not strict.fail_closed_engaged
     assert check_command(strict, "ls").decision is NONE
 
@@ -56,7 +54,7 @@ def test_internal_errors_fail_open_by_default_and_closed_on_request(project, lex
     assert "lexer bug" in verdict.reason
     assert check_path(policy, ".env").decision is NONE
     assert explain_command(policy, "ls").considered == ()
-    strict = dataclasses.replace(policy, fail_closed=True)
+    strict = policy._replace(fail_closed=True)
     assert check_command(strict, "ls -la").decision is DENY
     assert check_code(strict, "shell", "ls -la").decision is DENY
     assert check_path(strict, ".env").decision is DENY

@@ -1,6 +1,5 @@
 """Read(...) rules on file paths: globs, .., symlinks, case (paths)."""
 
-import dataclasses
 import sys
 
 import pytest
@@ -124,8 +123,8 @@ def test_home_anchored_rule(project, home):
 
 def test_case_insensitive_paths_on_case_insensitive_file_systems(project):
     policy = command_policy(project, deny=["Read(Secret.txt)"])
-    exact = dataclasses.replace(policy, case_insensitive_paths=False)
-    folded = dataclasses.replace(policy, case_insensitive_paths=True)
+    exact = policy._replace(case_insensitive_paths=False)
+    folded = policy._replace(case_insensitive_paths=True)
     assert check_path(exact, "SECRET.TXT").decision is NONE
     assert check_path(folded, "SECRET.TXT").decision is DENY
     assert policy.case_insensitive_paths is (sys.platform in ("darwin", "win32"))
