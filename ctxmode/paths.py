@@ -20,7 +20,7 @@ from ctxmode.errors import NotFoundError, UsageError
 
 ROOT_ENV_VARS = ("CTXMODE_DIR", "CONTEXT_MODE_DIR")
 
-# Project directory hints set by hosts, most specific first (spec 8.3, legacy order).
+# Project directory hints set by hosts, most specific first (upstream's legacy order).
 PROJECT_ENV_VARS = (
     "CTXMODE_PROJECT_DIR",
     "CLAUDE_PROJECT_DIR",
@@ -139,7 +139,7 @@ def resolve_project(explicit: str | os.PathLike[str] | None = None) -> Path:
 
 
 def worktree_suffix(project_dir: Path) -> str:
-    """``__<8 hex>`` for a linked git worktree, else ``""`` (spec 8.2).
+    """``__<8 hex>`` for a linked git worktree, else ``""`` (as in upstream).
 
     ``CTXMODE_SESSION_SUFFIX`` / ``CONTEXT_MODE_SESSION_SUFFIX`` override it (empty disables).
     """

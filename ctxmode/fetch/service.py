@@ -248,7 +248,7 @@ def fetch_and_index(
     strict: bool | None = None,
     clock: Clock = time.time,
 ) -> FetchReport:
-    """Fetch, convert and index one URL (a string) or a batch (requests), per spec 1.6.
+    """Fetch, convert and index one URL (a string) or a batch (requests), as upstream's tool does.
 
     `urls` is a URL string (the legacy single shape; `source` names it) or a sequence of
     `FetchRequest`, ``{"url": ..., "source": ...}`` or bare URL strings (a request without

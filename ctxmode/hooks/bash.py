@@ -221,7 +221,7 @@ def pipelines(command: str) -> list[list[Command]]:
     return [[c for c in line if c.words] for line in result if any(c.words for c in line)]
 
 
-# Structurally bounded commands (spec 5.5): no control operator, and a known short output.
+# Structurally bounded commands (as in upstream): no control operator, and a known short output.
 _CONTROL = re.compile(r"[|`\n\r]|\$\(|>>|>|<(?!<)|&(?!&)|&&|\|\||;")
 _BOUNDED = (
     r"pwd",
@@ -265,7 +265,7 @@ def _bounded_re() -> re.Pattern[str]:
 
 
 def is_bounded(command: str) -> bool:
-    """Is the output of ``command`` structurally bounded (spec 5.5)? Unknown: no."""
+    """Is the output of ``command`` structurally bounded (as in upstream)? Unknown: no."""
     text = command.strip()
     if not text or _CONTROL.search(text):
         return False
@@ -350,7 +350,7 @@ def _cmdlet_prints(cmd: Command, rest: list[Command]) -> bool:
 def _fetch_prints(cmd: Command, rest: list[Command]) -> bool:
     """Would this curl/wget put a response (or a progress meter) into the conversation?
 
-    Safe only when all hold (spec 5.4, #166): the body goes to a file (``-o``/``-O``, a
+    Safe only when all hold (upstream #166): the body goes to a file (``-o``/``-O``, a
     stdout redirection, wget's default, or a pipe into an unpacker/shell or a command
     writing to a file), not to stdout (``-o -``), no verbose or trace output, and silent
     (curl ``-s``, wget ``-q`` or a log file).

@@ -3,7 +3,7 @@ block, the redirect reasons, the nudges and the ask wording. Standard library on
 
 The texts are written as data handling ("output enters this conversation"), never as
 orders to hide anything, and they are short: each byte is paid for in every session that
-sees it. Their wording contract (ADR-0003, spec 5.11):
+sees it. Their wording contract (ADR-0003):
 
 * a routing redirect starts with ``redirected to <ctx tool>``, says plainly that the tool
   has full network access and ends with the call to make next;
@@ -50,7 +50,7 @@ _COMMANDS = {
 }
 
 LARGE_READ_BYTES = 50_000
-"""A Read of a file larger than this gets a size-specific nudge (spec 5.4, item 2)."""
+"""A Read of a file larger than this gets a size-specific nudge (as in upstream)."""
 
 
 def inject_enabled() -> bool:

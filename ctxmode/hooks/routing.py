@@ -1,6 +1,6 @@
 """The pre-tool routing rules: what ctxmode says about a tool call before it runs.
 
-In order (spec 5.4, with ctxmode's corrections):
+In order (upstream's order, with ctxmode's corrections):
 
 1. **Security.** Shell commands (Bash, and the code, commands and paths handed to
    ctxmode's own ``ctx_execute``/``ctx_execute_file``/``ctx_batch_execute``/``ctx_index``)
@@ -43,7 +43,7 @@ SUBAGENT_VARS = ("CTXMODE_SUBAGENT_ROUTING", "CONTEXT_MODE_SUBAGENT_ROUTING")
 FULL_TOOL_AGENTS = frozenset({"general-purpose"})
 
 # Hosts whose adapters drop advisory context at pre-tool time (Gemini BeforeTool, Kiro,
-# Codex, Qwen; hooks.md §1): a nudge there would only use up its once-per-session marker.
+# Codex, Qwen): a nudge there would only use up its once-per-session marker.
 NO_PRETOOL_CONTEXT = frozenset({"gemini-cli", "kiro", "codex", "qwen-code"})
 
 _PROMPT_FIELDS = ("prompt", "request", "objective", "question", "query", "task")

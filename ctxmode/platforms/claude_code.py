@@ -1,4 +1,4 @@
-"""Claude Code (hooks.md section 4): the reference protocol. Qwen Code and Codex speak
+"""Claude Code: the reference protocol. Qwen Code and Codex speak
 dialects of it and reuse `parse_with` / `render_with`.
 
 Decisions go in ``hookSpecificOutput`` (``permissionDecision`` + ``permissionDecisionReason``,

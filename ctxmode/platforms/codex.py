@@ -1,4 +1,4 @@
-"""OpenAI Codex CLI (hooks.md section 7): the Claude Code shapes, deny-first.
+"""OpenAI Codex CLI: the Claude Code shapes, deny-first.
 
 PreToolUse accepts ``deny`` with a non-empty reason and little else across builds: ``ask`` is
 rejected, ``updatedInput`` and ``additionalContext`` only exist in the newest codex-rs and

@@ -1,7 +1,7 @@
 """What the platform adapters share: tool-name aliases, MCP name parsing, accessors for the
 fields hosts spell differently, and the step from a `HookDecision` to what a host can do.
 
-Tool names are normalised here once (docs: hooks.md section 3), so routing and capture see
+Tool names are normalised here once (the hosts' documented names), so routing and capture see
 ``Bash``/``Read``/``Edit``/... whatever the host called the tool. Tool *inputs* stay as the
 host sent them: a rewrite must go back in the host's own schema. `refine` looks
 into the input only where one host tool covers two canonical ones (Kiro ``fs_write``,
@@ -19,7 +19,7 @@ from ctxmode.platforms import Output
 
 NOTHING = Output()
 
-# The Claude Code event names (hooks.md section 4) that most hosts, or their Claude-compatible
+# The Claude Code event names that most hosts, or their Claude-compatible
 # modes, also send; adapters add their own names to these.
 CLAUDE_EVENTS: dict[str, CanonicalEvent] = {
     "pretooluse": "pre_tool",
@@ -33,7 +33,7 @@ CLAUDE_EVENTS: dict[str, CanonicalEvent] = {
 # Server keys ctxmode is registered under (ours, and upstream's for a migrated config).
 OWN_SERVERS = frozenset({"ctxmode", "context-mode", "context_mode"})
 
-# canonical name: every host's names for it (hooks.md section 3; upstream TOOL_ALIASES plus
+# canonical name: every host's names for it (the hosts' documentation; upstream TOOL_ALIASES plus
 # the names upstream misses). Claude Code's legacy sub-agent tool is `Task`; the Copilot
 # runtime and OpenCode call theirs `task`.
 _TABLE = {

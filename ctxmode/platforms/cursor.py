@@ -1,4 +1,4 @@
-"""Cursor (hooks.md section 10).
+"""Cursor.
 
 Every answer is a JSON object: Cursor treats empty stdout as an invalid response, so "no
 opinion" is ``{}`` (never ``{"permission":"allow"}``, which would skip the user's approval).

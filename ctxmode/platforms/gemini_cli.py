@@ -1,4 +1,4 @@
-"""Gemini CLI (hooks.md section 6).
+"""Gemini CLI.
 
 BeforeTool reads only the top-level ``decision``/``reason`` and
 ``hookSpecificOutput.tool_input`` (merged over the call's input), so pre-tool nudges are

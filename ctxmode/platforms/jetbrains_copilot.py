@@ -1,4 +1,4 @@
-"""JetBrains Copilot plugin on the GitHub Copilot runtime (hooks.md section 9).
+"""JetBrains Copilot plugin on the GitHub Copilot runtime.
 
 Payloads and answers are the Copilot shapes of `vscode_copilot` (flat keys plus a
 ``hookSpecificOutput`` mirror). A redirect is always a flat ``permissionDecision: deny``:

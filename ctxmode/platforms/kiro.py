@@ -1,4 +1,4 @@
-"""Kiro CLI (hooks.md section 11): no JSON protocol.
+"""Kiro CLI: no JSON protocol.
 
 preToolUse blocks with exit 2 and the reason on stderr (which reaches the model); it cannot
 ask, rewrite or add context, so ``ask`` and redirects become that block and nudges are

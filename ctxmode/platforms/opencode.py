@@ -1,4 +1,4 @@
-"""OpenCode (hooks.md section 12) through ctxmode's plugin shim, ``opencode_plugin.js``.
+"""OpenCode through ctxmode's plugin shim, ``opencode_plugin.js``.
 
 OpenCode loads JavaScript plugins, not commands. The shim forwards each plugin hook to
 ``ctxmode hook opencode <event>`` with a Claude-shaped payload (``hook_event_name``,

@@ -1,4 +1,4 @@
-"""Qwen Code (hooks.md section 5): the Claude Code protocol with Gemini tool names.
+"""Qwen Code: the Claude Code protocol with Gemini tool names.
 
 Differences from Claude Code: a PreToolUse answer needs both ``permissionDecision`` and
 ``permissionDecisionReason``, so a context-only nudge is not a documented form and is

@@ -1,4 +1,4 @@
-"""VS Code Copilot (hooks.md section 8), and the payload/answer shapes it shares with the
+"""VS Code Copilot, and the payload/answer shapes it shares with the
 GitHub Copilot runtime (section 9) that `jetbrains_copilot` reuses.
 
 The same ``.github/hooks/*.json`` file is read by VS Code's local agent harness (decisions

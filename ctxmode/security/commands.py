@@ -157,7 +157,7 @@ def _flat_deny(policy: Policy, text: str) -> tuple[Rule, str] | None:
 def _internal_error(
     policy: Policy, subject: Subject, exc: Exception, text: object = None
 ) -> Verdict:
-    """Our own bug: deny rules still apply (crudely), otherwise fail open (spec 6.7)."""
+    """Our own bug: deny rules still apply (crudely), otherwise fail open (as in upstream)."""
     reason = f"internal error in the policy check: {exc!r}"
     try:
         hit = _flat_deny(policy, text) if isinstance(text, str) else None

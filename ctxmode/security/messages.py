@@ -12,7 +12,7 @@ Surface = Literal["hook", "server"]
 def deny_message(
     verdict: Verdict, *, surface: Surface = "hook", batch_label: str | None = None
 ) -> str:
-    """The user-facing text of a deny, in upstream's wording (spec 1.0 and 5.4).
+    """The user-facing text of a deny, in upstream's wording (as in upstream).
 
     ``surface="hook"``: ``Blocked by security policy: matches deny pattern Bash(sudo *)``
     (``shell code matches ...``, ``batch command "<label>" matches ...``, ``file path

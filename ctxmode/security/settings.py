@@ -42,7 +42,7 @@ MAX_SETTINGS_BYTES = 4 * 1024 * 1024
 _RULE_RE = re.compile(r"\s*([A-Za-z_][\w-]*)\s*(?:\((.*)\))?\s*", re.DOTALL)
 
 
-# Config roots of the other platforms (spec 8.1) under the home directory, and the
+# Config roots of the other platforms (as in upstream) under the home directory, and the
 # variable that replaces the root when set.
 _PLATFORM_ROOTS: dict[str, tuple[tuple[str, ...], str | None]] = {
     "gemini-cli": ((".gemini",), "GEMINI_CLI_HOME"),

@@ -1,6 +1,6 @@
 """Lenient argument coercion: hosts and models often send `"5"`, `"true"` or a JSON array
 as a string. Only unambiguous forms are converted; anything else is left for validation to
-reject with a clear message (spec 1.0)."""
+reject with a clear message (as in upstream)."""
 
 import json
 from typing import Any

@@ -3,7 +3,7 @@
 Importance runs from 1 (keep longest: prompts, goals, edits, tasks, rules) to 4 (first to
 go: intents, raw MCP parameters, latencies). When a session holds more than
 `MAX_EVENTS_PER_SESSION` events the *least* important, then oldest, are evicted (upstream
-evicted the most important first; spec §11.1).
+evicted the most important first).
 
 The public *kind* is the small vocabulary `ctxmode session events --json` prints and the
 hook fixtures check: file_read, file_edit, file_write, git, error, task, prompt, snapshot,

@@ -1,4 +1,4 @@
-"""Which files each host reads, and what ctxmode writes into them (spec hooks.md,
+"""Which files each host reads, and what ctxmode writes into them (per the hosts' documentation,
 "Registration" per platform). One function per platform; all paths are computed at call
 time from the environment (HOME, XDG_CONFIG_HOME, CLAUDE_CONFIG_DIR, CODEX_HOME, ...).
 """

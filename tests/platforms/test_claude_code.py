@@ -1,4 +1,4 @@
-"""Claude Code: the reference protocol (hooks.md section 4)."""
+"""Claude Code: the reference protocol."""
 
 from pathlib import Path
 

@@ -1,4 +1,4 @@
-"""Codex CLI: Claude shapes, deny-first (hooks.md section 7)."""
+"""Codex CLI: Claude shapes, deny-first."""
 
 import pytest
 

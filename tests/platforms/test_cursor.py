@@ -1,4 +1,4 @@
-"""Cursor (hooks.md section 10): always a JSON object, the model reads agent_message."""
+"""Cursor: always a JSON object, the model reads agent_message."""
 
 from pathlib import Path
 

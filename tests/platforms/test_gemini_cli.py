@@ -1,4 +1,4 @@
-"""Gemini CLI (hooks.md section 6)."""
+"""Gemini CLI."""
 
 import pytest
 

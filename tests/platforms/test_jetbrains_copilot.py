@@ -1,4 +1,4 @@
-"""JetBrains Copilot on the GitHub Copilot runtime (hooks.md section 9)."""
+"""JetBrains Copilot on the GitHub Copilot runtime."""
 
 import json
 from pathlib import Path

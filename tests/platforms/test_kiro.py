@@ -1,4 +1,4 @@
-"""Kiro CLI (hooks.md section 11): exit 2 + stderr to block, plain text for context."""
+"""Kiro CLI: exit 2 + stderr to block, plain text for context."""
 
 import os
 from pathlib import Path

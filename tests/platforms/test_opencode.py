@@ -1,4 +1,4 @@
-"""OpenCode: the synthetic shim contract (hooks.md section 12) and the JS plugin shim."""
+"""OpenCode: the synthetic shim contract and the JS plugin shim."""
 
 import json
 import os

@@ -1,4 +1,4 @@
-"""Qwen Code: the Claude protocol with Gemini tool names (hooks.md section 5)."""
+"""Qwen Code: the Claude protocol with Gemini tool names."""
 
 from pathlib import Path
 

@@ -1,4 +1,4 @@
-"""VS Code Copilot (hooks.md section 8): nested and flat keys in every answer."""
+"""VS Code Copilot: nested and flat keys in every answer."""
 
 from pathlib import Path
 
