@@ -10,7 +10,6 @@ platformdirs user data dir)::
 Nothing here touches the disk at import time.
 """
 
-import hashlib
 import os
 import sys
 from pathlib import Path
@@ -72,18 +71,24 @@ def normalize_path(path: str) -> str:
     return text
 
 
+def _sha256_hex(text: str) -> str:
+    import hashlib  # not at module level: most hook calls never hash a path
+
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
 def project_hash(project_dir: Path | str) -> str:
     """First 16 hex chars of SHA-256 of the normalised path (case-folded on macOS/Windows)."""
     text = normalize_path(str(project_dir))
     if _CASE_INSENSITIVE_FS:
         text = text.lower()
-    return hashlib.sha256(text.encode("utf-8")).hexdigest()[:16]
+    return _sha256_hex(text)[:16]
 
 
 def legacy_project_hash(project_dir: Path | str) -> str:
     """The hash without case folding (identical to `project_hash` on Linux)."""
     text = normalize_path(str(project_dir))
-    return hashlib.sha256(text.encode("utf-8")).hexdigest()[:16]
+    return _sha256_hex(text)[:16]
 
 
 def _plugin_path(path: str) -> bool:
@@ -188,7 +193,7 @@ def worktree_suffix(project_dir: Path) -> str:
     current = canon(top.stdout)
     if current == canon(first):
         return ""
-    return "__" + hashlib.sha256(current.encode("utf-8")).hexdigest()[:8]
+    return "__" + _sha256_hex(current)[:8]
 
 
 class ProjectPaths(NamedTuple):
