@@ -50,3 +50,17 @@ def test_hook_subprocess_with_garbage_stdin_exits_0_silently():
     )
     assert proc.returncode == 0
     assert proc.stdout == ""
+
+
+def test_hook_with_an_unknown_platform_fails_open_under_a_host():
+    proc = subprocess.run(
+        [sys.executable, "-m", "ctxmode", "hook", "no-such-host", "pretooluse"],
+        input="{}",
+        capture_output=True,
+        text=True,
+        encoding="utf-8",
+    )
+    assert proc.returncode == 0
+    assert proc.stdout == ""
+    assert "unknown platform 'no-such-host'" in proc.stderr
+    assert "Traceback" not in proc.stderr
