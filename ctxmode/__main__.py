@@ -1,6 +1,12 @@
 """Entry point. Standard library only: `ctxmode hook ...` must start without Typer or Rich."""
 
+import os
 import sys
+
+
+def _only_thread() -> bool:
+    threading = sys.modules.get("threading")
+    return threading is None or threading.active_count() == 1
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -8,7 +14,14 @@ def main(argv: list[str] | None = None) -> int:
     if args[:1] == ["hook"] and not {"--help", "-h"} & set(args):
         from ctxmode.hooks.entry import run
 
-        return run(args[1:])
+        code = run(args[1:])
+        if argv is None and _only_thread():
+            # A hook is a whole process on every tool call: once its answer is out and
+            # its writes committed, skip the interpreter's teardown (a few ms each time).
+            sys.stdout.flush()
+            sys.stderr.flush()
+            os._exit(code)
+        return code
     from ctxmode.cli.app import main as cli_main
 
     return cli_main(args)
