@@ -34,10 +34,10 @@ def home(tmp_path, monkeypatch):
 
 
 def test_project_hash_is_16_hex_of_sha256_of_the_path():
-    value = paths.project_hash("/work/project")
+    value = paths.project_hash("/home/dev/project")
     assert len(value) == 16
     assert int(value, 16) >= 0
-    assert value == _sha16("/work/project")
+    assert value == _sha16("/home/dev/project")
 
 
 def test_project_hash_is_stable_and_distinguishes_projects():
@@ -71,8 +71,8 @@ def test_normalize_path_keeps_roots(raw, normal):
 
 @pytest.mark.skipif(paths._CASE_INSENSITIVE_FS, reason="case folding applies on macOS/Windows")
 def test_legacy_hash_equals_the_canonical_hash_on_case_sensitive_systems():
-    assert paths.legacy_project_hash("/Work/Proj") == paths.project_hash("/Work/Proj")
-    assert paths.project_hash("/Work/Proj") != paths.project_hash("/work/proj")
+    assert paths.legacy_project_hash("/Home/Dev/Proj") == paths.project_hash("/Work/Proj")
+    assert paths.project_hash("/Home/Dev/Proj") != paths.project_hash("/home/dev/proj")
 
 
 # --------------------------------------------------------------------------- data root

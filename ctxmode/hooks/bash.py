@@ -40,25 +40,6 @@ _SHELLS = frozenset({"sh", "bash", "zsh", "dash", "ksh", "mksh", "ash", "fish"})
 _PUNCT = "();<>|&\n"
 _HEREDOC = re.compile(r"(?<!<)<<(-?)[ \t]*(['\"]?)([\w.-]+)\2")
 
-# wrapper -> options that take a value; `timeout` also takes a duration.
-_WRAPPERS: dict[str, frozenset[str]] = {
-    "sudo": frozenset("-u -g -C -D -h -p -r -t -U -T --user --group --chdir".split()),
-    "doas": frozenset({"-u", "-C"}),
-    "env": frozenset({"-u", "-C", "-S", "--unset", "--chdir"}),
-    "nice": frozenset({"-n", "--adjustment"}),
-    "nohup": frozenset(),
-    "time": frozenset({"-f", "-o", "--format", "--output"}),
-    "command": frozenset(),
-    "builtin": frozenset(),
-    "exec": frozenset({"-a"}),
-    "stdbuf": frozenset({"-i", "-o", "-e"}),
-    "ionice": frozenset({"-c", "-n", "-p"}),
-    "unbuffer": frozenset(),
-    "timeout": frozenset({"-s", "-k", "--signal", "--kill-after"}),
-    "xargs": frozenset("-I -L -n -P -s -d -E -a --arg-file --delimiter --max-args".split()),
-}
-_ASSIGNMENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\+?=")
-
 
 class Command:
     """One simple command: its words (quotes removed, redirections apart).
@@ -96,34 +77,19 @@ class Command:
 
     def argv(self) -> list[str]:
         """The words from the command name on: assignments and wrappers peeled off."""
+        # The policy's own wrapper table (imported here: only Bash calls need it).
+        from ctxmode.security.words import ASSIGNMENT, peel
+
         words = [w for w in self.words if w != "$"]
         i = 0
-        while i < len(words) and _ASSIGNMENT.match(words[i]):
+        while i < len(words) and ASSIGNMENT.match(words[i]):
             i += 1
         words = words[i:]
         for _ in range(8):
-            if not words:
+            inner = peel(words) if words else None
+            if inner is None:
                 break
-            name = _basename(words[0])
-            valued = _WRAPPERS.get(name)
-            if valued is None or (name == "command" and words[1:2] in (["-v"], ["-V"])):
-                break
-            i, duration = 1, name == "timeout"
-            while i < len(words):
-                w = words[i]
-                if w == "--":
-                    i += 1
-                    break
-                if w.startswith("-") and len(w) > 1:
-                    i += 2 if w in valued else 1
-                elif name == "env" and _ASSIGNMENT.match(w):
-                    i += 1
-                elif duration:
-                    duration = False
-                    i += 1
-                else:
-                    break
-            words = words[i:]
+            words = inner
         return words
 
     @cached_property

@@ -13,7 +13,7 @@ from typing import NamedTuple
 
 from ctxmode.security.code import extract_shell_commands
 from ctxmode.security.shell import MAX_DEPTH, _command_words, _lex, _Segment
-from ctxmode.security.words import _SHELLS, _options, _peel, _peeled, _quote
+from ctxmode.security.words import _SHELLS, _options, _peeled, _quote, peel
 
 _SHELL_OPTION_ARGS = frozenset({"-o", "+o", "-O", "+O"})
 
@@ -54,7 +54,7 @@ def _inner_scripts(seg: _Segment) -> list[tuple[str, str]]:
         elif name == "env":
             found.extend(("shell", v) for v in _option_values(args, _ENV_SPLIT))
         elif name == "watch":
-            inner = _peel(words)
+            inner = peel(words)
             found.extend([("shell", " ".join(inner))] if inner else [])
         elif name in ("find", "fd"):
             found.extend(("shell", code) for code in _find_exec(args))

@@ -11,7 +11,7 @@ import re
 from collections.abc import Sequence
 from typing import NamedTuple
 
-from ctxmode.security.words import _ASSIGNMENT, _SHELLS, _peeled
+from ctxmode.security.words import _SHELLS, ASSIGNMENT, _peeled
 
 MAX_DEPTH = 12
 
@@ -347,6 +347,6 @@ def _command_words(seg: _Segment) -> list[str]:
     """Unquoted words without redirections and leading ``VAR=value`` assignments."""
     words = [w.value for w in seg.words if not w.redirect]
     i = 0
-    while i < len(words) - 1 and _ASSIGNMENT.match(words[i]):
+    while i < len(words) - 1 and ASSIGNMENT.match(words[i]):
         i += 1
     return words[i:]

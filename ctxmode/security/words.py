@@ -8,7 +8,7 @@
 import os
 import re
 
-_ASSIGNMENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\+?=")
+ASSIGNMENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\+?=")
 _SHELLS = frozenset({"sh", "bash", "zsh", "dash", "ksh", "mksh", "ash", "fish", "busybox"})
 
 
@@ -48,7 +48,7 @@ _WRAPPERS: dict[str, tuple[frozenset[str], int]] = {
 }
 
 
-def _peel(words: list[str]) -> list[str] | None:
+def peel(words: list[str]) -> list[str] | None:
     """``sudo -u x rm -rf /`` -> ``rm -rf /``; ``None`` when the command is no wrapper."""
     name = os.path.basename(words[0])
     spec = _WRAPPERS.get(name)
@@ -63,7 +63,7 @@ def _peel(words: list[str]) -> list[str] | None:
             break
         if w.startswith("-") and len(w) > 1:
             i += 2 if w in with_value else 1
-        elif name == "env" and _ASSIGNMENT.match(w):
+        elif name == "env" and ASSIGNMENT.match(w):
             i += 1
         elif positional:
             positional -= 1
@@ -77,7 +77,7 @@ def _peeled(words: list[str]) -> list[list[str]]:
     """``words`` and each command left after peeling one more wrapper off it."""
     out = [words] if words else []
     while out and len(out) <= 8:
-        inner = _peel(out[-1])
+        inner = peel(out[-1])
         if inner is None:
             break
         out.append(inner)
