@@ -71,7 +71,7 @@ def test_normalize_path_keeps_roots(raw, normal):
 
 @pytest.mark.skipif(paths._CASE_INSENSITIVE_FS, reason="case folding applies on macOS/Windows")
 def test_legacy_hash_equals_the_canonical_hash_on_case_sensitive_systems():
-    assert paths.legacy_project_hash("/Home/Dev/Proj") == paths.project_hash("/Work/Proj")
+    assert paths.legacy_project_hash("/Home/Dev/Proj") == paths.project_hash("/Home/Dev/Proj")
     assert paths.project_hash("/Home/Dev/Proj") != paths.project_hash("/home/dev/proj")
 
 
