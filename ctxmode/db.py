@@ -11,6 +11,7 @@ import sqlite3
 import time
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
+from functools import cache
 from pathlib import Path
 from typing import TypeVar
 
@@ -57,6 +58,7 @@ def retry_busy(fn: Callable[[], T], delays: Sequence[float] = RETRY_DELAYS) -> T
     raise AssertionError("unreachable")
 
 
+@cache
 def fts5_problem() -> str | None:
     """None when this SQLite has FTS5 with the trigram tokenizer, else what is missing."""
     con = sqlite3.connect(":memory:")
