@@ -1,4 +1,5 @@
-"""Entry point. Standard library only: `ctxmode hook ...` must start without Typer or Rich."""
+"""Entry point. Standard library only: `ctxmode hook ...` and `ctxmode statusline` must start
+without Typer or Rich."""
 
 import os
 import sys
@@ -22,6 +23,10 @@ def main(argv: list[str] | None = None) -> int:
             sys.stderr.flush()
             os._exit(code)
         return code
+    if args[:1] == ["statusline"] and len(args) == 1:
+        from ctxmode.stats.statusline import run as statusline
+
+        return statusline(args[1:])  # status bars call it constantly: no Typer
     from ctxmode.cli.app import main as cli_main
 
     return cli_main(args)

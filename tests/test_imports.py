@@ -35,6 +35,13 @@ def test_hook_dispatch_imports_nothing_heavy():
     assert _heavy(_loaded(code, stdin=json.dumps({"tool_name": "Bash"}))) == []
 
 
+def test_statusline_imports_nothing_heavy_nor_sqlite():
+    code = "from ctxmode.__main__ import main\nassert main(['statusline']) == 0"
+    loaded = _loaded(code, stdin="{}")
+    assert _heavy(loaded) == []
+    assert "sqlite3" not in loaded
+
+
 @pytest.mark.parametrize("module", ["ctxmode.store", "ctxmode.paths", "ctxmode.store.indexer"])
 def test_core_modules_import_nothing_heavy(module):
     assert _heavy(_loaded(f"import {module}")) == []

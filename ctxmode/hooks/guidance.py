@@ -21,7 +21,7 @@ import shlex
 SERVER_KEY = "ctxmode"
 """The MCP server name ctxmode registers under; the hosts derive tool names from it."""
 
-SERVER_TOOLS = (
+SANDBOX_TOOLS = (
     "ctx_batch_execute",
     "ctx_search",
     "ctx_execute",
@@ -29,6 +29,8 @@ SERVER_TOOLS = (
     "ctx_fetch_and_index",
     "ctx_index",
 )
+META_TOOLS = ("ctx_stats", "ctx_doctor", "ctx_upgrade", "ctx_purge", "ctx_insight")
+SERVER_TOOLS = SANDBOX_TOOLS + META_TOOLS
 """The tools `ctxmode serve` offers (tests keep this equal to the server's catalogue)."""
 
 # Hosts whose model-visible MCP tool names are known: claude-code (`claude mcp add`),
@@ -45,7 +47,8 @@ _OFF = frozenset({"0", "off", "false", "no", "none"})
 # Operator commands; listed in the main session's block only once the server has the tool.
 _COMMANDS = {
     "ctx_stats": '"ctx stats" → ctx_stats, show its output verbatim.',
-    "ctx_doctor": '"ctx doctor" → ctx_doctor, run the command it returns.',
+    "ctx_doctor": '"ctx doctor" → ctx_doctor, show its report.',
+    "ctx_upgrade": '"ctx upgrade" → ctx_upgrade, run the command it returns.',
     "ctx_purge": '"ctx purge" → ctx_purge(confirm: true); irreversible, say so first.',
 }
 
@@ -79,7 +82,7 @@ def _naming_line(platform: str) -> str:
         return ""
     line = f"On this host they are named {prefix}<name>."
     if platform == "claude-code":
-        names = ",".join(tool_name(platform, t) for t in SERVER_TOOLS)
+        names = ",".join(tool_name(platform, t) for t in SANDBOX_TOOLS)
         line += f' If deferred, load them first: ToolSearch(query: "select:{names}").'
     return line + "\n"
 

@@ -22,8 +22,36 @@ if TYPE_CHECKING:
 
 
 def handle(event: HookEvent) -> HookDecision:
-    """The decision for one pre-tool event (see `ctxmode.hooks.routing` for the rules)."""
-    return routing.decide(event, probe_for(event))
+    """The decision for one pre-tool event (see `ctxmode.hooks.routing` for the rules).
+
+    A denial or a redirect leaves a marker for the session's next PostToolUse, which
+    records it as an event (only PostToolUse writes the session database).
+    """
+    decision = routing.decide(event, probe_for(event))
+    if decision.kind in ("deny", "modify"):
+        try:
+            leave_marker(event, decision)
+        except Exception:  # a marker is bookkeeping: the decision stands regardless
+            pass
+    return decision
+
+
+def leave_marker(event: HookEvent, decision: HookDecision) -> None:
+    from ctxmode.session import markers
+    from ctxmode.session.where import session_id_of
+
+    tool = event.tool or event.native_tool or ""
+    session = session_id_of(event)
+    if tool == "WebFetch" and decision.kind == "deny":
+        urls = routing.extract_urls(event.tool_input)
+        markers.write_redirect(session, tool, "webfetch_redirected", 0, " ".join(urls)[:200])
+    elif tool == "Bash" and decision.kind == "modify":
+        from ctxmode.hooks.bash import shell_command
+
+        command = shell_command(event.tool_input)
+        markers.write_redirect(session, tool, "bash_redirected", 0, command[:200])
+    elif decision.kind == "deny":
+        markers.write_rejected(session, tool, decision.reason or "")
 
 
 def project_of(event: HookEvent) -> Path:

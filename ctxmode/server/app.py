@@ -20,13 +20,16 @@ from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
 from ctxmode import __version__, paths, readiness
 from ctxmode.errors import CtxError
-from ctxmode.server import lifecycle
+from ctxmode.server import lifecycle, meta, tools
 from ctxmode.server.catalog import TOOLS
 from ctxmode.server.pipes import event_loop_pipes
 from ctxmode.server.state import ServerState
-from ctxmode.server.tools import HANDLERS, Call
+from ctxmode.server.tools import Call
+from ctxmode.stats.model import Usage
 
 log = logging.getLogger("ctxmode.server")
+
+HANDLERS: dict[str, tools.Handler] = {**tools.HANDLERS, **meta.HANDLERS}
 
 INSTRUCTIONS = (
     "ctxmode keeps raw tool output out of context: run code with ctx_execute / "
@@ -80,15 +83,36 @@ def _result(text: str, is_error: bool) -> types.CallToolResult:
     )
 
 
+def _counted(state: ServerState, name: str, args: dict[str, Any], call: Call) -> tuple[str, bool]:
+    """Run a handler and count the call: its answer's bytes, and what it kept out."""
+    state.session_id = state.recorder.session_id()
+    try:
+        text, is_error = HANDLERS[name](state, args, call)
+    except CtxError as exc:
+        text, is_error = str(exc), True
+    returned = len(text.encode("utf-8", "surrogatepass"))
+    meter = call.meter
+    usage = Usage(
+        calls=1,
+        returned=returned,
+        sandboxed=max(0, meter.handled - returned),
+        indexed=meter.indexed,
+        cache_hits=meter.cache_hits,
+        cache_saved=meter.cache_saved,
+    )
+    if meter.counted:
+        state.recorder.record(name, usage, state.session_id)
+    return text, is_error
+
+
 async def _run_handler(
     state: ServerState, name: str, args: dict[str, Any], caller: str
 ) -> tuple[str, bool]:
-    handler = HANDLERS[name]
     with state.cancellable() as cancel:
         call = Call(caller, cancel)
         try:
             return await anyio.to_thread.run_sync(
-                lambda: handler(state, args, call), abandon_on_cancel=True
+                lambda: _counted(state, name, args, call), abandon_on_cancel=True
             )
         except anyio.get_cancelled_exc_class():
             cancel.set()  # the request was cancelled: stop what it started
@@ -115,8 +139,6 @@ def build_server(state: ServerState) -> "Server[Any]":
             return _result(f"Unknown tool: {name}", True)
         try:
             text, is_error = await _run_handler(state, name, args, _caller(ctx))
-        except CtxError as exc:
-            return _result(str(exc), True)
         except Exception as exc:  # a bug of ours: say so, keep serving
             log.exception("tool %s failed", name)
             return _result(f"Internal error in {name}: {type(exc).__name__}: {exc}", True)

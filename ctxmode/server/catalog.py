@@ -143,4 +143,29 @@ TOOLS: list[ToolDef] = [
         ),
         open_world=True,
     ),
+    ToolDef(
+        "ctx_stats",
+        "Session Statistics",
+        "What ctxmode kept out of context this session and project: bytes returned vs "
+        "kept in the sandbox per tool, events captured. Read-only, no parameters. Show "
+        "the user the full output.",
+        _obj([]),
+        read_only=True,
+        idempotent=True,
+    ),
+    ToolDef(
+        "ctx_purge",
+        "Purge Knowledge Base",
+        "DESTRUCTIVE, cannot be undone. scope project: delete this project's knowledge "
+        "base, session events and stats. sessionId (scope session): only that session's "
+        "events and indexed chunks. Ask the user which scope first; ctx_stats previews.",
+        _obj(
+            ["confirm"],
+            confirm={"type": "boolean", "description": "must be true"},
+            scope=_s(enum=["project", "session"]),
+            sessionId=_s("one session (implies scope session)"),
+        ),
+        destructive=True,
+        idempotent=True,
+    ),
 ]

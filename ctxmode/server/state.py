@@ -10,6 +10,7 @@ from pathlib import Path
 
 from ctxmode import paths
 from ctxmode.executor import BackgroundRuns
+from ctxmode.stats.record import Recorder
 from ctxmode.store import ContentStore
 
 SEARCH_WINDOW_S = 60.0
@@ -51,12 +52,23 @@ class ServerState:
     runs: BackgroundRuns = field(default_factory=BackgroundRuns)
     guard: FloodGuard = field(default_factory=FloodGuard)
     cancels: set[threading.Event] = field(default_factory=set)
+    session_id: str = ""  # the session calls are counted under, set per call
     _store: ContentStore | None = None
     _store_lock: threading.RLock = field(default_factory=threading.RLock)
+    _recorder: Recorder | None = None
 
     @property
     def project_dir(self) -> Path:
         return self.project.project_dir
+
+    @property
+    def recorder(self) -> Recorder:
+        if self._recorder is None:
+            from ctxmode.session.where import session_db_path
+
+            db_path = session_db_path(self.project_dir, self.project.root)
+            self._recorder = Recorder(db_path, self.project_dir)
+        return self._recorder
 
     @contextmanager
     def store(self) -> Iterator[ContentStore]:
@@ -71,6 +83,7 @@ class ServerState:
                     deny=deny,
                     sweep_interval=SWEEP_INTERVAL_S,
                 )
+            self._store.session_id = self.session_id
             yield self._store
 
     @contextmanager
@@ -78,6 +91,7 @@ class ServerState:
         """A connection of its own, for a long call (a fetch) that must not hold up the
         shared one; SQLite's WAL lets both write."""
         with ContentStore(self.project.adopt_legacy_content_db()) as store:
+            store.session_id = self.session_id
             yield store
 
     @contextmanager
@@ -90,12 +104,21 @@ class ServerState:
         finally:
             self.cancels.discard(event)
 
-    def shutdown(self) -> None:
-        """Stop every run in flight or in the background, then close the store."""
-        for event in list(self.cancels):
-            event.set()
-        self.runs.cleanup()
+    def close_store(self) -> None:
+        """Close the shared knowledge base handle (reopened on next use)."""
         with self._store_lock:
             if self._store is not None:
                 self._store.close()
                 self._store = None
+
+    def shutdown(self) -> None:
+        """Stop every run in flight or in the background, then close the databases."""
+        for event in list(self.cancels):
+            event.set()
+        self.runs.cleanup()
+        self.close_store()
+        self.close_recorder()
+
+    def close_recorder(self) -> None:
+        if self._recorder is not None:
+            self._recorder.close()

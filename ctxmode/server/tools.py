@@ -4,7 +4,7 @@ its message (the dispatcher in `app` does that mapping once)."""
 
 import threading
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -26,12 +26,34 @@ EMPTY_KB = (
 )
 
 
+@dataclass
+class Meter:
+    """What one call measured besides its answer (the stats counters, `ctxmode.stats`).
+
+    `handled`: bytes the call dealt with that would otherwise have entered the context (a
+    run's output, a file processed or indexed from disk, fetched pages); the dispatcher
+    counts as kept in the sandbox only what of it was not returned.
+    """
+
+    handled: int = 0
+    indexed: int = 0
+    cache_hits: int = 0
+    cache_saved: int = 0
+    counted: bool = True  # False: the call is not recorded at all (a purge)
+
+
 @dataclass(frozen=True)
 class Call:
-    """Who is calling (for the flood guard) and the flag that cancels this call's runs."""
+    """Who is calling (for the flood guard), the flag that cancels this call's runs, and
+    the meter the handler fills."""
 
     caller: str
     cancel: threading.Event
+    meter: Meter = field(default_factory=Meter)
+
+
+def _size(text: str) -> int:
+    return len(text.encode("utf-8", "surrogatepass"))
 
 
 Reply = tuple[str, bool]  # (text, is_error)
@@ -69,6 +91,8 @@ def ctx_execute(state: ServerState, args: dict[str, Any], call: Call) -> Reply:
         open_store=state.store,
         intent=coerce.string(args, "intent"),
     )
+    call.meter.handled = _size(result.stdout) + _size(result.stderr)
+    call.meter.indexed = shaped.indexed_bytes
     return shaped.text, shaped.is_error
 
 
@@ -90,7 +114,18 @@ def ctx_execute_file(state: ServerState, args: dict[str, Any], call: Call) -> Re
         intent=coerce.string(args, "intent"),
         timeout_text=f"Timed out processing {path} after {result.timeout_ms:.0f}ms",
     )
+    # Without ctxmode the agent reads the file itself: its size is what stayed out.
+    call.meter.handled = _file_size(state.project_dir, path)
+    call.meter.indexed = shaped.indexed_bytes
     return shaped.text, shaped.is_error
+
+
+def _file_size(project: Path, path: str) -> int:
+    target = Path(path).expanduser()
+    try:
+        return (target if target.is_absolute() else project / target).stat().st_size
+    except OSError:
+        return 0
 
 
 def ctx_batch_execute(state: ServerState, args: dict[str, Any], call: Call) -> Reply:
@@ -121,6 +156,8 @@ def ctx_batch_execute(state: ServerState, args: dict[str, Any], call: Call) -> R
         concurrency=concurrency,
         cancel=call.cancel,
     )
+    call.meter.handled = sum(_size(run.output) for run in report.runs)
+    call.meter.indexed = _size(report.document)
     if timeout is not None and batch.all_timed_out(report):
         return f"Batch timed out after {timeout:.0f}ms. No output captured.", True
     return batch.render_batch(report), False
@@ -135,6 +172,7 @@ def ctx_index(state: ServerState, args: dict[str, Any], call: Call) -> Reply:
     if not path:
         with state.store() as store:
             report = store.index_text(content or "", source or "untitled")
+        call.meter.indexed = report.bytes  # it came in the arguments: already in context
         return _indexed(report.chunks, report.code_chunks, report.label), False
     policy = _policy(state)
     security.enforce(security.check_path(policy, path, state.project_dir))
@@ -144,6 +182,7 @@ def ctx_index(state: ServerState, args: dict[str, Any], call: Call) -> Reply:
         if not target.is_dir():
             label = source or label_for(target, state.project_dir, None, None)
             report = store.index_file(target, label)
+            call.meter.handled = call.meter.indexed = report.bytes
             return _indexed(report.chunks, report.code_chunks, report.label), False
         run = index_paths(
             store,
@@ -155,6 +194,7 @@ def ctx_index(state: ServerState, args: dict[str, Any], call: Call) -> Reply:
         )
     chunks = sum(r.chunks for r in run.indexed)
     code = sum(r.code_chunks for r in run.indexed)
+    call.meter.handled = call.meter.indexed = sum(r.bytes for r in run.indexed)
     where = label_for(target, state.project_dir, None, None)
     text = _indexed(chunks, code, f"{len(run.indexed)} files under {where}", source or where)
     if run.skipped:
@@ -222,6 +262,11 @@ def ctx_fetch_and_index(state: ServerState, args: dict[str, Any], call: Call) ->
             force=coerce.boolean(args, "force"),
             concurrency=int(coerce.number(args, "concurrency", low=1, high=8) or 1),
         )
+    fetched = [r for r in report.results if r.error is None]
+    call.meter.handled = sum(r.bytes for r in fetched)
+    call.meter.indexed = sum(r.bytes for r in fetched if not r.from_cache)
+    call.meter.cache_hits = sum(1 for r in fetched if r.from_cache)
+    call.meter.cache_saved = sum(r.bytes for r in fetched if r.from_cache)
     return render_report(report), report.all_failed
 
 

@@ -36,10 +36,12 @@ from ctxmode.session.events import (
     type_info,
 )
 from ctxmode.session.schema import MIGRATIONS
+from ctxmode.stats.model import EARLIER_SESSIONS, Usage
 
 HOOK_BUSY_TIMEOUT_MS = 2_500
 RETENTION_DAYS = 7
 
+_COUNTERS = "calls, bytes_returned, bytes_sandboxed, bytes_indexed, cache_hits, cache_bytes_saved"
 _EVENT_COLUMNS = (
     "id, session_id, type, category, priority, data, source_hook, project_dir,"
     " bytes_avoided, bytes_returned, created_at"
@@ -71,11 +73,6 @@ class Resume(NamedTuple):
     event_count: int
     created_at: str
     consumed: bool
-
-
-class ToolCalls(NamedTuple):
-    calls: int
-    bytes_returned: int
 
 
 def _stored(row: sqlite3.Row) -> StoredEvent:
@@ -290,12 +287,21 @@ class SessionDB:
         return cur.rowcount == 1
 
     def delete_session(self, session_id: str) -> int:
-        """Remove one session's events, resume snapshot, counters and meta; returns the
-        number of events removed."""
+        """Remove one session's events, resume snapshot and meta; returns the number of
+        events removed. Its tool counters are folded into the project's earlier-sessions
+        row: project-wide stats survive both retention and a one-session purge."""
         with self.transaction() as con:
             cur = con.execute("DELETE FROM session_events WHERE session_id = ?", (session_id,))
             con.execute("DELETE FROM session_resume WHERE session_id = ?", (session_id,))
-            con.execute("DELETE FROM tool_calls WHERE session_id = ?", (session_id,))
+            if session_id != EARLIER_SESSIONS:
+                con.execute(
+                    f"INSERT INTO tool_calls(session_id, tool, {_COUNTERS}, updated_at)"
+                    f" SELECT ?, tool, {_COUNTERS}, updated_at FROM tool_calls"
+                    " WHERE session_id = ? AND true ON CONFLICT(session_id, tool) DO UPDATE SET "
+                    + ", ".join(f"{c} = {c} + excluded.{c}" for c in _COUNTERS.split(", ")),
+                    (EARLIER_SESSIONS, session_id),
+                )
+                con.execute("DELETE FROM tool_calls WHERE session_id = ?", (session_id,))
             con.execute("DELETE FROM session_meta WHERE session_id = ?", (session_id,))
         return cur.rowcount
 
@@ -533,20 +539,30 @@ class SessionDB:
 
     # ------------------------------------------------------------------ tool counters
 
-    def increment_tool_call(self, session_id: str, tool: str, bytes_returned: int = 0) -> None:
-        """Count one call of `tool` in the session and the bytes it returned."""
+    def add_usage(self, session_id: str, tool: str, usage: Usage) -> None:
+        """Add one call's (or several calls') counters to the session's row for `tool`."""
+        values = [_non_negative(v) for v in usage]
         with self.transaction() as con:
             con.execute(
-                "INSERT INTO tool_calls(session_id, tool, calls, bytes_returned, updated_at)"
-                " VALUES(?, ?, 1, ?, ?) ON CONFLICT(session_id, tool) DO UPDATE SET"
-                " calls = calls + 1, bytes_returned = bytes_returned + excluded.bytes_returned,"
-                " updated_at = excluded.updated_at",
-                (session_id, tool, _non_negative(bytes_returned), now_iso()),
+                f"INSERT INTO tool_calls(session_id, tool, {_COUNTERS}, updated_at)"
+                " VALUES(?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT(session_id, tool) DO UPDATE SET "
+                + ", ".join(f"{c} = {c} + excluded.{c}" for c in _COUNTERS.split(", "))
+                + ", updated_at = excluded.updated_at",
+                (session_id, tool, *values, now_iso()),
             )
 
-    def tool_calls(self, session_id: str) -> dict[str, ToolCalls]:
+    def increment_tool_call(self, session_id: str, tool: str, bytes_returned: int = 0) -> None:
+        """Count one call of `tool` in the session and the bytes it returned."""
+        self.add_usage(session_id, tool, Usage(calls=1, returned=bytes_returned))
+
+    def usage(self, session_id: str | None = None) -> dict[str, Usage]:
+        """Counters per tool: of one session, or (None) of the whole project, earlier
+        (deleted) sessions included."""
+        where, args = (
+            ("WHERE session_id = ?", (session_id,)) if session_id is not None else ("", ())
+        )
+        sums = ", ".join(f"SUM({c})" for c in _COUNTERS.split(", "))
         rows = self._con.execute(
-            "SELECT tool, calls, bytes_returned FROM tool_calls WHERE session_id = ? ORDER BY tool",
-            (session_id,),
+            f"SELECT tool, {sums} FROM tool_calls {where} GROUP BY tool ORDER BY tool", args
         ).fetchall()
-        return {r["tool"]: ToolCalls(r["calls"], r["bytes_returned"]) for r in rows}
+        return {r[0]: Usage(*(int(v or 0) for v in tuple(r)[1:])) for r in rows}

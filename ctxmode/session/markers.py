@@ -66,7 +66,7 @@ def write_redirect(
     session_id: str, tool: str, redirect_type: str, bytes_avoided: int, summary: str = ""
 ) -> Path:
     """PreToolUse redirected `tool` (``bash_redirected``, ``webfetch_redirected``,
-    ``read_redirected``), keeping about `bytes_avoided` bytes out of the context."""
+    ``read_redirected``); `bytes_avoided` is a measured size, or 0 when unknown."""
     return _write(
         session_id,
         "redirect",
@@ -103,9 +103,9 @@ def _redirect_event(body: dict[str, object]) -> Event | None:
     if kind not in REDIRECT_TYPES:
         return None
     raw = body.get("bytes")
-    nbytes = raw if isinstance(raw, int) and not isinstance(raw, bool) else 0
-    if nbytes <= 0:
-        return None
+    # 0: the size is unknown (a curl that never ran). The redirect is still an event, but
+    # it claims no bytes: stats count only what was measured.
+    nbytes = raw if isinstance(raw, int) and not isinstance(raw, bool) and raw > 0 else 0
     summary = str(body.get("summary") or "")[:SUMMARY_CHARS]
     tool = str(body.get("tool", ""))
     return Event(kind, f"{tool}: {summary}" if summary else tool, bytes_avoided=nbytes)

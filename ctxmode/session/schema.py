@@ -8,7 +8,11 @@ Tables:
                     ``data_hash`` the dedupe key; ids only grow (AUTOINCREMENT), so "the last
                     N events" is "the N highest ids"
     session_resume  at most one resume snapshot per session; ``consumed`` once injected
-    tool_calls      per session and tool: calls and bytes returned (the MCP server's stats)
+    tool_calls      per session and tool, the MCP server's measured counters: calls, bytes
+                    returned to the agent, bytes kept in the sandbox (measured output, file
+                    or page bytes that never entered the context), bytes indexed, fetch
+                    cache hits and the bytes they spared re-downloading. Rows of deleted
+                    sessions are folded into session ``''`` so project totals survive.
 
 Timestamps are ISO-8601 UTC with milliseconds and a ``Z``, so they sort as text.
 """
@@ -73,4 +77,9 @@ def m001_initial(con: sqlite3.Connection) -> None:
         con.execute(statement)
 
 
-MIGRATIONS: list[Callable[[sqlite3.Connection], None]] = [m001_initial]
+def m002_tool_counters(con: sqlite3.Connection) -> None:
+    for column in ("bytes_sandboxed", "bytes_indexed", "cache_hits", "cache_bytes_saved"):
+        con.execute(f"ALTER TABLE tool_calls ADD COLUMN {column} INTEGER NOT NULL DEFAULT 0")
+
+
+MIGRATIONS: list[Callable[[sqlite3.Connection], None]] = [m001_initial, m002_tool_counters]

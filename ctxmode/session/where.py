@@ -36,7 +36,13 @@ def project_of(event: HookEvent) -> Path:
         return Path.cwd()
 
 
-def _suffix(root: Path, project_dir: Path) -> str:
+def worktree_suffix(root: Path, project_dir: Path, *, remember: bool = True) -> str:
+    """The project's worktree suffix, from the cache when known; `remember` False never
+    writes the cache (purge must not create a file it is about to delete)."""
+    return _suffix(root, project_dir, remember=remember)
+
+
+def _suffix(root: Path, project_dir: Path, *, remember: bool = True) -> str:
     if any(var in os.environ for var in SUFFIX_ENV_VARS):
         return paths.worktree_suffix(project_dir)  # the override, no git
     if not project_dir.is_dir():
@@ -47,6 +53,8 @@ def _suffix(root: Path, project_dir: Path) -> str:
     except OSError:
         pass
     suffix = paths.worktree_suffix(project_dir)
+    if not remember:
+        return suffix
     try:
         cache.parent.mkdir(parents=True, exist_ok=True)
         tmp = cache.with_name(f"{cache.name}.{os.getpid()}")
@@ -61,6 +69,11 @@ def session_db_path(project_dir: Path, root: Path | None = None) -> Path:
     """The session database file of a project."""
     root = paths.data_root() if root is None else root
     return paths.ProjectPaths(root, project_dir).session_db(_suffix(root, project_dir))
+
+
+def stats_file_for(session_db: Path) -> Path:
+    """The stats file kept next to a session database (see `ctxmode.stats.record`)."""
+    return session_db.with_name(session_db.name.removesuffix(".db") + ".stats.json")
 
 
 def sessions_dir(root: Path | None = None) -> Path:

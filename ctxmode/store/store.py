@@ -123,6 +123,9 @@ class ContentStore:
         self.sweep_interval = sweep_interval
         self._last_sweep = float("-inf")
         self.recovered_from: Path | None = None
+        # The session new sources belong to unless a call names one (a server sets it), so
+        # a one-session purge can remove exactly what that session indexed.
+        self.session_id = ""
         self._con = self._open()
         self._vocabulary = Vocabulary(self._con)
 
@@ -215,7 +218,7 @@ class ContentStore:
                         nbytes,
                         len(chunks),
                         code,
-                        session_id,
+                        session_id or self.session_id,
                         _now_iso(),
                     ),
                 )
@@ -322,6 +325,22 @@ class ContentStore:
             size=read.size,
             session_id=session_id,
         )
+
+    def delete_session_sources(self, session_id: str) -> int:
+        """Remove every source (and its chunks) indexed for `session_id`; returns how many
+        chunks went."""
+        con = self._con
+
+        def run() -> int:
+            with db.write_transaction(con):
+                rows = con.execute(
+                    "SELECT id, chunk_count FROM sources WHERE session_id = ?", (session_id,)
+                ).fetchall()
+                for row in rows:
+                    self._delete_source_rows(row["id"])
+                return sum(int(r["chunk_count"]) for r in rows)
+
+        return db.retry_busy(run) if session_id else 0
 
     def delete_source(self, label: str) -> bool:
         """Remove one source and its chunks; False when there was no such label."""

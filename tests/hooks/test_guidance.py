@@ -52,11 +52,11 @@ def test_the_routing_block_and_a_nudge_together_fit_in_2_kb(platform):
 
 
 @pytest.mark.parametrize("platform", ALL_PLATFORMS)
-def test_the_routing_block_names_every_server_tool(platform):
+def test_the_routing_block_names_every_sandbox_tool(platform):
     block = guidance.routing_block(platform)
     assert block.startswith("<context_window_protection>")
     assert block.endswith("</context_window_protection>")
-    for tool in guidance.SERVER_TOOLS:
+    for tool in guidance.SANDBOX_TOOLS:
         assert f"- {tool}(" in block
 
 
@@ -74,7 +74,7 @@ def test_the_routing_block_says_how_the_host_names_the_tools(platform, full):
 
 def test_claude_code_gets_a_tool_search_bootstrap_for_deferred_tools():
     block = guidance.routing_block("claude-code", subagent=True)
-    names = ",".join(f"mcp__ctxmode__{t}" for t in guidance.SERVER_TOOLS)
+    names = ",".join(f"mcp__ctxmode__{t}" for t in guidance.SANDBOX_TOOLS)
     assert f'ToolSearch(query: "select:{names}")' in block
     assert "ToolSearch" not in guidance.routing_block("cursor")
 
@@ -86,9 +86,10 @@ def test_server_tools_match_the_servers_catalogue():
 
 
 def test_operator_commands_appear_only_in_the_main_session_and_once_served(monkeypatch):
-    assert "ctx stats" not in guidance.routing_block("claude-code")
-    monkeypatch.setattr(guidance, "SERVER_TOOLS", (*guidance.SERVER_TOOLS, "ctx_stats"))
     assert '"ctx stats" → ctx_stats' in guidance.routing_block("claude-code")
+    monkeypatch.setattr(guidance, "SERVER_TOOLS", guidance.SANDBOX_TOOLS)
+    assert "ctx stats" not in guidance.routing_block("claude-code")
+    monkeypatch.undo()
     assert "ctx stats" not in guidance.routing_block("claude-code", subagent=True)
 
 

@@ -8,6 +8,7 @@ import pytest
 from ctxmode.errors import StoreError
 from ctxmode.session.db import SessionDB, now_iso
 from ctxmode.session.events import MAX_EVENTS_PER_SESSION, Event
+from ctxmode.stats.model import Usage
 
 
 @pytest.fixture
@@ -225,8 +226,20 @@ def test_delete_session_removes_only_that_session(sdb):
     sdb.upsert_resume("s2", "<y/>", 1)
     sdb.increment_tool_call("s1", "ctx_search", 10)
     assert sdb.delete_session("s1") == 1
-    assert sdb.meta("s1") is None and sdb.resume("s1") is None and sdb.tool_calls("s1") == {}
+    assert sdb.meta("s1") is None and sdb.resume("s1") is None and sdb.usage("s1") == {}
     assert _data(sdb, "s2") == ["b.py"] and sdb.resume("s2") is not None
+
+
+def test_deleting_a_session_keeps_its_counters_in_the_project_totals(sdb):
+    sdb.add_usage("s1", "ctx_execute", Usage(calls=2, returned=100, sandboxed=9000))
+    sdb.add_usage("s2", "ctx_execute", Usage(calls=1, returned=10, sandboxed=90))
+    before = sdb.usage()
+    sdb.delete_session("s1")
+    assert sdb.usage("s1") == {}
+    assert sdb.usage() == before == {"ctx_execute": Usage(3, 110, 9090)}
+    sdb.add_usage("s3", "ctx_execute", Usage(calls=1, returned=1))
+    sdb.delete_session("s3")  # a second fold adds to the first
+    assert sdb.usage()["ctx_execute"] == Usage(4, 111, 9090)
 
 
 def test_cleanup_removes_sessions_idle_for_more_than_seven_days(sdb):
@@ -315,9 +328,9 @@ def test_tool_call_counters_persist_across_instances(tmp_path):
         sdb.increment_tool_call("s1", "ctx_execute", 50)
         sdb.increment_tool_call("s1", "ctx_search", -3)
     with SessionDB(path) as sdb:
-        calls = sdb.tool_calls("s1")
-    assert (calls["ctx_execute"].calls, calls["ctx_execute"].bytes_returned) == (2, 150)
-    assert (calls["ctx_search"].calls, calls["ctx_search"].bytes_returned) == (1, 0)
+        calls = sdb.usage("s1")
+    assert (calls["ctx_execute"].calls, calls["ctx_execute"].returned) == (2, 150)
+    assert (calls["ctx_search"].calls, calls["ctx_search"].returned) == (1, 0)
 
 
 def test_compact_count_increments(sdb):

@@ -37,9 +37,10 @@ def test_summaries_are_cut_to_200_characters():
     assert event.data == "WebFetch: " + "u" * 200
 
 
-def test_a_redirect_without_positive_bytes_records_nothing():
+def test_a_redirect_of_unknown_size_is_recorded_without_claiming_bytes():
     markers.write_redirect("s1", "Bash", "bash_redirected", 0, "curl")
-    assert markers.consume("s1", "Bash") == []
+    (event,) = markers.consume("s1", "Bash")
+    assert (event.type, event.bytes_avoided, event.data) == ("bash_redirected", 0, "Bash: curl")
 
 
 def test_a_denial_becomes_a_rejected_event_at_the_next_post_tool_of_any_tool():

@@ -1,0 +1,111 @@
+"""`ctxmode purge`: delete this project's stored data, or one session's."""
+
+import sys
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from ctxmode import paths, purge
+from ctxmode.cli import output
+from ctxmode.cli.options import JsonOpt
+from ctxmode.errors import UsageError
+
+
+def purge_command(
+    project_scope: Annotated[
+        bool,
+        typer.Option(
+            "--project",
+            help="Delete the whole project: knowledge base, session events, stats files.",
+        ),
+    ] = False,
+    session: Annotated[
+        str | None,
+        typer.Option("--session", help="Delete one session's events and indexed chunks only."),
+    ] = None,
+    yes: Annotated[bool, typer.Option("--yes", "-y", help="Do not ask for confirmation.")] = False,
+    dry_run: Annotated[
+        bool, typer.Option("--dry-run", "-n", help="List what would be deleted; delete nothing.")
+    ] = False,
+    project_dir: Annotated[
+        Path | None,
+        typer.Option(
+            "--dir",
+            "-C",
+            help="Project directory (default: as for other commands, the enclosing git work "
+            "tree or the current directory).",
+            file_okay=False,
+            show_default=False,
+        ),
+    ] = None,
+    json_: JsonOpt = False,
+) -> None:
+    """Permanently delete stored data: the whole project (--project) or one session.
+
+    --project removes the project's knowledge base, session database, events markdown
+    and stats files (with their SQLite -wal/-shm files). --session ID removes that
+    session's events and the chunks indexed during it; files, other sessions and the
+    project's stats stay. Only files derived from this project's directory are touched:
+    another project or a sibling git worktree never is. Asks first unless --yes (required
+    when stdin is not a terminal). Cannot be undone: preview with --dry-run or
+    `ctxmode stats`.
+
+    Example: ctxmode purge --session 7c8a1234-5678-9abc-def0-12345678abcd --dry-run
+    """
+    output.use_json(["purge"], json_)
+    if project_scope == bool(session):
+        raise UsageError("choose one scope: --project, or --session ID")
+    where = paths.project_paths(project_dir)
+    root, folder = where.root, where.project_dir
+    if session:
+        events, chunks = purge.session_counts(root, folder, session)
+        preview = [f"{events} events and {chunks} chunks of session {session}"]
+    else:
+        preview = [str(p) for p in purge.existing(purge.project_targets(root, folder))]
+    if dry_run:
+        if json_:
+            output.emit_json({"dry_run": True, "project_dir": str(folder), "would_delete": preview})
+        elif session or preview:
+            output.stdout.print("Would delete:")
+            for item in preview:
+                output.stdout.print(f"  {item}")
+        else:
+            output.stdout.print("Nothing to purge: no data is stored for this project.")
+        return
+    if not yes:
+        if not sys.stdin.isatty():
+            raise UsageError("purge deletes data for good: pass --yes to confirm non-interactively")
+        target = f"session {session}" if session else f"all ctxmode data of {folder}"
+        if not typer.confirm(f"Permanently delete {target}?", default=False):
+            raise typer.Exit(1)
+    if session:
+        outcome = purge.purge_session(root, folder, session)
+    else:
+        _warn_live_servers(root, folder)
+        outcome = purge.purge_project(root, folder)
+    if json_:
+        output.emit_json(
+            {
+                "scope": outcome.scope,
+                "session_id": outcome.session_id,
+                "deleted": outcome.labels,
+                "removed_files": [str(p) for p in outcome.removed],
+                "events": outcome.events,
+                "chunks": outcome.chunks,
+                "message": purge.message(outcome),
+            }
+        )
+    else:
+        output.stdout.print(purge.message(outcome))
+
+
+def _warn_live_servers(root: Path, folder: Path) -> None:
+    from ctxmode import dbfiles
+
+    held = set(dbfiles.holders(paths.ProjectPaths(root, folder).content_db))
+    if held:
+        output.warn(
+            f"process(es) {', '.join(map(str, sorted(held)))} still have this project's "
+            "knowledge base open; restart them (or the agent) so they stop using the deleted files"
+        )

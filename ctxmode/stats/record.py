@@ -1,0 +1,120 @@
+"""Recording what each MCP tool call measured, and the stats file status bars read.
+
+The server adds one `Usage` per call to the project's session database (``tool_calls``,
+per session and tool), then rewrites the project's stats file,
+``<root>/sessions/<hash><suffix>.stats.json``: the current session's and the project's
+totals, so a status line shows them without opening SQLite. The database is the record;
+the file is a copy that is always rebuilt from it, so the two never drift.
+
+Which session a call belongs to: ``CTXMODE_SESSION_ID`` / ``CLAUDE_SESSION_ID`` when the
+host sets one; else the project's session the hooks saw active in the last day (hosts
+start one MCP server per conversation, and the SessionStart hook records it first); else
+``pid-<parent pid>``, the same id hooks give a host that names no session.
+"""
+
+import json
+import logging
+import os
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+from ctxmode.session.db import SessionDB, now_iso
+from ctxmode.session.where import stats_file_for
+from ctxmode.stats.model import Usage, total
+
+log = logging.getLogger("ctxmode.stats")
+
+SESSION_ENV_VARS = ("CTXMODE_SESSION_ID", "CLAUDE_SESSION_ID")
+ACTIVE_WITHIN_S = 86_400
+STATS_FILE_VERSION = 1
+
+
+def usage_json(usage: Usage) -> dict[str, int]:
+    return dict(usage._asdict())
+
+
+def write_stats_file(path: Path, payload: dict[str, Any]) -> None:
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.{threading.get_ident()}.tmp")
+    tmp.write_text(json.dumps(payload, ensure_ascii=False), encoding="utf-8")
+    os.replace(tmp, path)
+
+
+def snapshot(sdb: SessionDB, session_id: str, project_dir: str) -> dict[str, Any]:
+    """The stats file's content, built from the database."""
+    session = sdb.usage(session_id)
+    project = sdb.usage()
+    return {
+        "ctxmode_stats": STATS_FILE_VERSION,
+        "project_dir": project_dir,
+        "session_id": session_id,
+        "updated_at": now_iso(),
+        "session": usage_json(total(session)),
+        "project": usage_json(total(project)),
+        "by_tool": {tool: usage_json(u) for tool, u in session.items()},
+    }
+
+
+def session_from_env() -> str | None:
+    for var in SESSION_ENV_VARS:
+        value = os.environ.get(var, "").strip()
+        if value:
+            return value
+    return None
+
+
+class Recorder:
+    """The server's counters: one per process, shared by the worker threads."""
+
+    def __init__(self, session_db: Path, project_dir: Path) -> None:
+        self.session_db = session_db
+        self.project_dir = project_dir
+        self._db: SessionDB | None = None
+        self._lock = threading.Lock()
+
+    @property
+    def stats_file(self) -> Path:
+        return stats_file_for(self.session_db)
+
+    def _open(self) -> SessionDB:
+        if self._db is None:
+            self._db = SessionDB(self.session_db)
+        return self._db
+
+    def session_id(self) -> str:
+        """The session calls are counted under (see the module docstring)."""
+        found = session_from_env()
+        if found:
+            return found
+        try:
+            with self._lock:
+                sessions = self._open().sessions()
+        except Exception:  # counting must never break a tool call
+            sessions = []
+        cutoff = now_iso(-ACTIVE_WITHIN_S)
+        for meta in sessions:
+            if (meta.last_event_at or meta.started_at) >= cutoff:
+                return meta.session_id
+            break
+        return f"pid-{os.getppid()}"
+
+    def record(self, tool: str, usage: Usage, session_id: str | None = None) -> None:
+        """Add one call's counters and refresh the stats file; failures are logged only."""
+        started = time.perf_counter()
+        try:
+            sid = session_id or self.session_id()
+            with self._lock:
+                sdb = self._open()
+                sdb.add_usage(sid, tool, usage)
+                payload = snapshot(sdb, sid, str(self.project_dir))
+            write_stats_file(self.stats_file, payload)
+        except Exception:
+            log.exception("could not record stats for %s", tool)
+        log.debug("stats for %s recorded in %.1f ms", tool, (time.perf_counter() - started) * 1e3)
+
+    def close(self) -> None:
+        with self._lock:
+            if self._db is not None:
+                self._db.close()
+                self._db = None

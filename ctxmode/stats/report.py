@@ -1,0 +1,258 @@
+"""The stats report: one data structure (``--json`` and the dashboard read it) and its
+plain-text rendering (``ctxmode stats`` and the ctx_stats tool print it verbatim).
+
+Plain text on purpose: agents paste it into chat, and some MCP renderers choke on
+markdown headings and task lists.
+"""
+
+import json
+import os
+from pathlib import Path
+from typing import Any, NamedTuple
+
+from ctxmode import __version__
+from ctxmode.session.where import stats_file_for
+from ctxmode.stats import collect
+from ctxmode.stats.collect import Captured, ProjectStats, Scope
+from ctxmode.stats.model import Usage, fmt_bytes, fmt_count, savings, tokens, total
+from ctxmode.stats.record import session_from_env
+
+BAR_WIDTH = 32
+EMPTY_STATE = (
+    "No measurable activity yet: savings appear once a ctx_* tool keeps its first "
+    "output out of the context."
+)
+TOKENS_NOTE = "tokens are estimates (bytes / 4)"
+
+
+class Report(NamedTuple):
+    project: ProjectStats | None
+    project_dir: str
+    knowledge_base: dict[str, Any]
+    all_projects: list[ProjectStats] | None
+    problems: list[str]
+
+
+def current_session_id(session_db: Path) -> str | None:
+    """The session a report calls "this session": the host's id from the environment,
+    else the one the server last counted under (the stats file), else None."""
+    found = session_from_env()
+    if found:
+        return found
+    try:
+        data = json.loads(stats_file_for(session_db).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    sid = data.get("session_id") if isinstance(data, dict) else None
+    return sid if isinstance(sid, str) and sid else None
+
+
+def build(
+    session_db: Path,
+    content_db: Path,
+    project_dir: Path,
+    *,
+    all_projects: bool = False,
+    session_id: str | None = None,
+) -> Report:
+    """Gather everything a report shows; never raises for unreadable data."""
+    problems: list[str] = []
+    sid = session_id or current_session_id(session_db)
+    try:
+        project = collect.read_project(session_db, sid, str(project_dir))
+    except Exception as exc:  # a damaged database must not break the report
+        problems.append(f"{session_db.name}: {exc}")
+        project = None
+    everything = None
+    if all_projects:
+        everything, more = collect.read_all(session_db.parent)
+        problems.extend(more)
+    return Report(
+        project, str(project_dir), collect.knowledge_base(content_db), everything, problems
+    )
+
+
+# ---------------------------------------------------------------------- data
+
+
+def _savings_data(usage: Usage) -> dict[str, Any]:
+    result = savings(usage.sandboxed, usage.returned)
+    if result is None:
+        return {"measured": False}
+    return {
+        "measured": True,
+        "without_bytes": result.without,
+        "with_bytes": result.with_,
+        "kept_out_bytes": result.kept_out,
+        "kept_out_percent": result.percent,
+        "multiplier": round(result.multiplier, 1),
+        "without_tokens_estimate": tokens(result.without),
+        "with_tokens_estimate": tokens(result.with_),
+    }
+
+
+def _scope_data(scope: Scope | None) -> dict[str, Any] | None:
+    if scope is None:
+        return None
+    overall = total(scope.by_tool)
+    return {
+        "totals": overall._asdict(),
+        "savings": _savings_data(overall),
+        "by_tool": {tool: u._asdict() for tool, u in sorted(scope.by_tool.items())},
+        "captured": scope.captured._asdict(),
+        "sessions": scope.sessions,
+        "started_at": scope.started_at,
+        "last_at": scope.last_at,
+    }
+
+
+def as_data(report: Report) -> dict[str, Any]:
+    project = report.project
+    data: dict[str, Any] = {
+        "version": __version__,
+        "project_dir": report.project_dir,
+        "session_id": project.session_id if project else None,
+        "session": _scope_data(project.session) if project else None,
+        "project": _scope_data(project.project) if project else None,
+        "knowledge_base": report.knowledge_base,
+        "formula": "without = sandboxed + returned; with = max(1, returned); "
+        "kept_out = 1 - with / without",
+        "tokens_are_estimates": True,
+        "problems": report.problems,
+    }
+    if report.all_projects is not None:
+        rows = [
+            {
+                "project_dir": p.project_dir,
+                "totals": total(p.project.by_tool)._asdict(),
+                "savings": _savings_data(total(p.project.by_tool)),
+                "captured_events": p.project.captured.events,
+            }
+            for p in report.all_projects
+        ]
+        overall = total([total(p.project.by_tool) for p in report.all_projects])
+        data["all_projects"] = {
+            "projects": rows,
+            "totals": overall._asdict(),
+            "savings": _savings_data(overall),
+        }
+    return data
+
+
+# ---------------------------------------------------------------------- text
+
+
+def _bar(value: int, largest: int) -> str:
+    filled = 0 if largest <= 0 else max(1 if value > 0 else 0, round(value / largest * BAR_WIDTH))
+    return "█" * filled + "░" * (BAR_WIDTH - filled)
+
+
+def _savings_lines(usage: Usage) -> list[str]:
+    result = savings(usage.sandboxed, usage.returned)
+    if result is None:
+        return [EMPTY_STATE]
+    return [
+        f"Without ctxmode  {_bar(result.without, result.without)}  {fmt_bytes(result.without):>9}"
+        f"  (~{fmt_count(tokens(result.without))} tokens)",
+        f"With ctxmode     {_bar(result.with_, result.without)}  {fmt_bytes(usage.returned):>9}"
+        f"  (~{fmt_count(tokens(usage.returned))} tokens)",
+        f"{result.percent:.1f}% kept out of the context: {fmt_bytes(result.kept_out)} stayed in "
+        f"the sandbox ({result.multiplier:.1f}x more room before the host compacts).",
+    ]
+
+
+def _tool_table(by_tool: dict[str, Usage]) -> list[str]:
+    if not by_tool:
+        return []
+    rows = sorted(by_tool.items(), key=lambda kv: (-kv[1].sandboxed, -kv[1].calls, kv[0]))
+    lines = [
+        f"  {'tool':<22} {'calls':>6} {'returned':>10} {'kept out':>10} {'indexed':>10}",
+    ]
+    for tool, u in rows:
+        name = tool if len(tool) <= 22 else tool[:19] + "..."
+        lines.append(
+            f"  {name:<22} {u.calls:>6} {fmt_bytes(u.returned):>10} "
+            f"{fmt_bytes(u.sandboxed):>10} {fmt_bytes(u.indexed):>10}"
+        )
+    overall = total(by_tool)
+    if overall.cache_hits:
+        lines.append(
+            f"  fetch cache: {overall.cache_hits} hits, {fmt_bytes(overall.cache_saved)} "
+            "not downloaded again"
+        )
+    return lines
+
+
+def _captured_line(captured: Captured) -> list[str]:
+    if not captured.events:
+        return []
+    top = ", ".join(f"{cat} {n}" for cat, n in list(captured.by_category.items())[:6])
+    line = (
+        f"Captured by hooks for continuity (not counted as savings): {captured.events} events, "
+        f"{fmt_bytes(captured.data_bytes)} ({top})"
+    )
+    if captured.redirects:
+        line += f"; {captured.redirects} tool calls redirected to ctx_* tools"
+    return [line + "."]
+
+
+def _when(iso: str | None) -> str:
+    return iso[:16].replace("T", " ") + " UTC" if iso else "n/a"
+
+
+def _home_relative(path: str) -> str:
+    home = os.path.expanduser("~")
+    return "~" + path[len(home) :] if home and path.startswith(home + os.sep) else path
+
+
+def render_text(report: Report) -> str:
+    lines = [f"ctxmode stats: {_home_relative(report.project_dir)}", ""]
+    project = report.project
+    session = project.session if project else None
+    if session is not None and session.by_tool:
+        sid = project.session_id if project else ""
+        lines.append(f"This session ({sid}, since {_when(session.started_at)})")
+        lines.extend("  " + line for line in _savings_lines(total(session.by_tool)))
+        lines.append("")
+        lines.extend(_tool_table(session.by_tool))
+        lines.extend(_captured_line(session.captured))
+        lines.append("")
+    elif project is None or not project.project.by_tool:
+        lines.append(EMPTY_STATE)
+        lines.append("")
+    if project is not None and project.project.by_tool:
+        scope = project.project
+        since = _when(scope.started_at)
+        lines.append(f"This project, all sessions ({scope.sessions} sessions since {since})")
+        lines.extend("  " + line for line in _savings_lines(total(scope.by_tool)))
+        if session is None or not session.by_tool:
+            lines.append("")
+            lines.extend(_tool_table(scope.by_tool))
+        lines.extend(_captured_line(scope.captured))
+        lines.append("")
+    kb = report.knowledge_base
+    lines.append(
+        f"Knowledge base: {kb['sources']} sources, {kb['chunks']} chunks, "
+        f"{fmt_bytes(kb['bytes'])} of text ({fmt_bytes(kb['file_bytes'])} on disk)."
+    )
+    if report.all_projects is not None:
+        lines.append("")
+        lines.extend(_all_projects_lines(report.all_projects))
+    lines.extend(f"Could not read {problem}" for problem in report.problems)
+    lines.append("")
+    lines.append(f"Percentages count measured bytes only; {TOKENS_NOTE}. ctxmode {__version__}")
+    return "\n".join(lines).rstrip() + "\n"
+
+
+def _all_projects_lines(projects: list[ProjectStats]) -> list[str]:
+    overall = total([total(p.project.by_tool) for p in projects])
+    lines = [f"All projects ({len(projects)})"]
+    lines.extend("  " + line for line in _savings_lines(overall))
+    ranked = sorted(projects, key=lambda p: -total(p.project.by_tool).sandboxed)
+    for p in ranked:
+        u = total(p.project.by_tool)
+        result = savings(u.sandboxed, u.returned)
+        pct = f"{result.percent:5.1f}%" if result else "    -"
+        name = _home_relative(p.project_dir) or p.session_db.name
+        lines.append(f"  {pct}  {fmt_bytes(u.sandboxed):>9} kept out  {u.calls:>5} calls  {name}")
+    return lines

@@ -1,0 +1,117 @@
+"""`ctxmode statusline`: one line for a host's status bar, from the stats files alone.
+
+Status bars run their command every few hundred milliseconds, so this path imports no
+Typer, Rich or SQLite: it reads the project's stats file (rewritten by the server after
+every call, see `ctxmode.stats.record`) and sums every project's file for the all-projects
+figure. No server needs to run. The numbers are the same formula as ``ctxmode stats``.
+
+Hosts such as Claude Code pipe a JSON object on stdin (``session_id``, ``cwd``,
+``workspace.project_dir``); it is used when present and ignored when not.
+"""
+
+import json
+import os
+import sys
+from pathlib import Path
+from typing import Any
+
+from ctxmode.stats.model import fmt_bytes, savings
+
+BRAND = "ctxmode"
+
+
+def _stdin_payload() -> dict[str, Any]:
+    stream = sys.stdin
+    if stream is None or stream.closed or stream.isatty():
+        return {}
+    try:
+        data = json.loads(stream.read() or "{}")
+    except (OSError, ValueError):
+        return {}
+    return data if isinstance(data, dict) else {}
+
+
+def _project_dir(payload: dict[str, Any]) -> Path | None:
+    workspace = payload.get("workspace")
+    for value in (
+        workspace.get("project_dir") if isinstance(workspace, dict) else None,
+        payload.get("cwd"),
+    ):
+        if isinstance(value, str) and value:
+            return Path(value)
+    from ctxmode import paths
+    from ctxmode.errors import CtxError
+
+    try:
+        return paths.resolve_project()
+    except CtxError:
+        return None
+
+
+def _read(path: Path) -> dict[str, Any] | None:
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    return data if isinstance(data, dict) else None
+
+
+def _pair(totals: Any) -> tuple[int, int]:
+    if not isinstance(totals, dict):
+        return 0, 0
+    sandboxed, returned = totals.get("sandboxed", 0), totals.get("returned", 0)
+    ok = all(isinstance(v, int) and not isinstance(v, bool) for v in (sandboxed, returned))
+    return (sandboxed, returned) if ok else (0, 0)
+
+
+def line(payload: dict[str, Any], root: Path | None = None) -> str:
+    """The status text (no colour)."""
+    from ctxmode import paths
+    from ctxmode.session import where
+
+    root = paths.data_root() if root is None else root
+    sessions = where.sessions_dir(root)
+    everything = [0, 0]
+    for path in sessions.glob("*.stats.json") if sessions.is_dir() else []:
+        data = _read(path)
+        if data is not None:
+            sandboxed, returned = _pair(data.get("project"))
+            everything[0] += sandboxed
+            everything[1] += returned
+    mine: dict[str, Any] | None = None
+    project = _project_dir(payload)
+    if project is not None:
+        mine = _read(where.stats_file_for(where.session_db_path(project, root)))
+    parts: list[str] = []
+    if mine is not None:
+        sid = payload.get("session_id")
+        same = not isinstance(sid, str) or not sid or sid == mine.get("session_id")
+        scope, label = ("session", "this session") if same else ("project", "this project")
+        result = savings(*_pair(mine.get(scope)))
+        if result is not None:
+            parts.append(f"{result.percent:.1f}% kept out")
+            parts.append(f"{fmt_bytes(result.kept_out)} {label}")
+    total = savings(everything[0], everything[1])
+    if total is not None:
+        parts.append(f"{fmt_bytes(total.kept_out)} all projects")
+    if not parts:
+        parts.append("no measured activity yet")
+    return f"{BRAND}  ●  " + "  ·  ".join(parts)
+
+
+def _colour(text: str) -> str:
+    if not sys.stdout.isatty() or os.environ.get("NO_COLOR"):
+        return text
+    head, _, rest = text.partition("  ●  ")
+    return f"\033[1;36m{head}\033[0m  \033[32m●\033[0m  {rest}"
+
+
+def run(args: list[str]) -> int:
+    """Print the line; never fails (a status bar shows stderr to nobody)."""
+    try:
+        text = line(_stdin_payload())
+    except Exception:  # a broken data dir must not spam the status bar
+        text = f"{BRAND}  ●  stats unavailable"
+    sys.stdout.write(_colour(text) + "\n")
+    sys.stdout.flush()
+    return 0
