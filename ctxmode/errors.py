@@ -16,6 +16,7 @@ class ExitCode(IntEnum):
     NOT_FOUND = 3
     ENVIRONMENT = 4
     DENIED = 5
+    ASK = 6  # `policy check`: a rule says ask the user
     TIMEOUT = 124
     INTERRUPTED = 130
 

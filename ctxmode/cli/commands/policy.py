@@ -58,7 +58,9 @@ def check(
     else:
         explanation = explain_command(policy, subject)
         verdict = explanation.verdict
-    code = {Decision.DENY: int(ExitCode.DENIED), Decision.ASK: ASK_EXIT}.get(verdict.decision, 0)
+    code = {Decision.DENY: int(ExitCode.DENIED), Decision.ASK: int(ExitCode.ASK)}.get(
+        verdict.decision, 0
+    )
     rule = verdict.rule
     data: dict[str, object] = {
         "decision": verdict.decision.value,
@@ -92,9 +94,6 @@ def check(
         _render(data)
     if code:
         raise typer.Exit(code)
-
-
-ASK_EXIT = 6
 
 
 def _render(data: dict[str, object]) -> None:
