@@ -154,6 +154,16 @@ TOOLS: list[ToolDef] = [
         idempotent=True,
     ),
     ToolDef(
+        "ctx_doctor",
+        "Run Diagnostics",
+        "Check ctxmode's health: Python, SQLite FTS5, runtimes, storage, databases, hook "
+        "and MCP registration, server. [OK]/[WARN]/[FAIL] lines with fixes; redacted, "
+        "safe to paste into a bug report.",
+        _obj([]),
+        read_only=True,
+        idempotent=True,
+    ),
+    ToolDef(
         "ctx_purge",
         "Purge Knowledge Base",
         "DESTRUCTIVE, cannot be undone. scope project: delete this project's knowledge "

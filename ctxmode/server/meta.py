@@ -54,4 +54,10 @@ def ctx_purge(state: ServerState, args: dict[str, Any], call: Call) -> Reply:
     return text, False
 
 
-HANDLERS = {"ctx_stats": ctx_stats, "ctx_purge": ctx_purge}
+def ctx_doctor(state: ServerState, args: dict[str, Any], call: Call) -> Reply:
+    from ctxmode.doctor import render_text, run_checks
+
+    return render_text(run_checks(state.project_dir)), False
+
+
+HANDLERS = {"ctx_stats": ctx_stats, "ctx_doctor": ctx_doctor, "ctx_purge": ctx_purge}

@@ -118,3 +118,17 @@ async def test_session_purge_keeps_files_other_sessions_and_project_stats(
     # project totals still hold sess-a's counters (plus the purge call is not counted)
     for tool, usage in project_before.items():
         assert after[tool] == usage
+
+
+async def test_doctor_returns_the_cli_report(client, project):
+    from ctxmode.doctor import render_text, run_checks
+
+    text, is_error = await call(client, "ctx_doctor")
+    assert not is_error
+    assert text.startswith("ctxmode doctor ")
+    assert "[OK] storage" in text or "[OK] storage:" in text
+    expected = render_text(run_checks(project)).splitlines()
+    # same checks, in the same order (details such as timings may differ)
+    assert [line.split(":")[0] for line in text.splitlines()] == [
+        line.split(":")[0] for line in expected
+    ]
