@@ -142,6 +142,15 @@ def _env_entries() -> list[tuple[tuple[str, ...], str]]:
             "together (default 500).",
         ),
         (
+            ("CTXMODE_UPGRADE_COMMAND",),
+            "A JSON list that replaces the package tool command upgrade runs (unusual "
+            "installs).",
+        ),
+        (
+            ("CTXMODE_PYPI_URL",),
+            "The PyPI JSON address upgrade --check asks for the latest version (mirrors).",
+        ),
+        (
             ("CTXMODE_BIN",),
             "The ctxmode executable the OpenCode plugin runs (default: ctxmode on PATH).",
         ),

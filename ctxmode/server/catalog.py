@@ -164,6 +164,16 @@ TOOLS: list[ToolDef] = [
         idempotent=True,
     ),
     ToolDef(
+        "ctx_upgrade",
+        "Upgrade ctxmode",
+        "Returns the shell command that upgrades ctxmode the way it was installed (pipx, "
+        "uv, pip), migrates its databases and refreshes hook settings. Run it with your "
+        "shell tool, then tell the user to restart the agent.",
+        _obj([]),
+        read_only=True,
+        idempotent=True,
+    ),
+    ToolDef(
         "ctx_purge",
         "Purge Knowledge Base",
         "DESTRUCTIVE, cannot be undone. scope project: delete this project's knowledge "
@@ -176,6 +186,18 @@ TOOLS: list[ToolDef] = [
             sessionId=_s("one session (implies scope session)"),
         ),
         destructive=True,
+        idempotent=True,
+    ),
+    ToolDef(
+        "ctx_insight",
+        "Open Insight Dashboard",
+        "Write a local HTML dashboard (savings over time, per-tool use, events by "
+        "category, most-touched files) and open it; with port, serve it on 127.0.0.1.",
+        _obj(
+            [],
+            port={"type": "integer", "minimum": 1, "maximum": 65535},
+            open={"type": "boolean", "description": "open a browser; default true"},
+        ),
         idempotent=True,
     ),
 ]

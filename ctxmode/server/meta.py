@@ -60,4 +60,27 @@ def ctx_doctor(state: ServerState, args: dict[str, Any], call: Call) -> Reply:
     return render_text(run_checks(state.project_dir)), False
 
 
-HANDLERS = {"ctx_stats": ctx_stats, "ctx_doctor": ctx_doctor, "ctx_purge": ctx_purge}
+def ctx_upgrade(state: ServerState, args: dict[str, Any], call: Call) -> Reply:
+    from ctxmode.upgrade import agent_instructions
+
+    return agent_instructions(), False
+
+
+def ctx_insight(state: ServerState, args: dict[str, Any], call: Call) -> Reply:
+    from ctxmode.insight import for_agent
+
+    port = coerce.number(args, "port", low=1, high=65535)
+    return for_agent(
+        state.project_dir,
+        port=int(port) if port is not None else None,
+        open_browser=coerce.boolean(args, "open", default=True),
+    ), False
+
+
+HANDLERS = {
+    "ctx_stats": ctx_stats,
+    "ctx_doctor": ctx_doctor,
+    "ctx_upgrade": ctx_upgrade,
+    "ctx_purge": ctx_purge,
+    "ctx_insight": ctx_insight,
+}

@@ -1,6 +1,7 @@
 """What one server process holds between tool calls: the project, its knowledge base, the
 runs it has started, and the search flood guard's windows."""
 
+import sys
 import threading
 import time
 from collections.abc import Iterator
@@ -118,6 +119,9 @@ class ServerState:
         self.runs.cleanup()
         self.close_store()
         self.close_recorder()
+        insight = sys.modules.get("ctxmode.insight")
+        if insight is not None:
+            insight.stop_all()  # a dashboard served by this process goes with it
 
     def close_recorder(self) -> None:
         if self._recorder is not None:

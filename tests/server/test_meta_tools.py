@@ -132,3 +132,17 @@ async def test_doctor_returns_the_cli_report(client, project):
     assert [line.split(":")[0] for line in text.splitlines()] == [
         line.split(":")[0] for line in expected
     ]
+
+
+async def test_upgrade_returns_the_command_to_run_and_changes_nothing(client):
+    text, is_error = await call(client, "ctx_upgrade")
+    assert not is_error
+    assert "upgrade --yes" in text
+    assert "restart" in text.lower()
+
+
+async def test_unknown_confirm_values_are_refused(client, state):
+    await call(client, "ctx_index", {"content": "# A\nalpha", "source": "a"})
+    text, is_error = await call(client, "ctx_purge", {"confirm": "yes", "scope": "project"})
+    assert is_error and "confirm must be true or false" in text
+    assert state.project.content_db.exists()

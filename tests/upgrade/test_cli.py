@@ -1,0 +1,277 @@
+"""`ctxmode upgrade` end to end: --check offline, the full flow with a harmless command in
+place of the package tool, the confirmation rules, and a failing tool."""
+
+import io
+import json
+import os
+import sqlite3
+import sys
+import tempfile
+import threading
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+import pytest
+
+from ctxmode import paths, upgrade
+from ctxmode.__main__ import main
+from ctxmode.session.schema import MIGRATIONS as SESSION_MIGRATIONS
+from ctxmode.store import ContentStore
+from ctxmode.store.schema import MIGRATIONS as CONTENT_MIGRATIONS
+
+OFFLINE = "http://127.0.0.1:9/pypi/ctxmode/json"  # the discard port: refused at once
+
+
+@pytest.fixture(autouse=True)
+def env(tmp_path, monkeypatch):
+    """A fake home, ctxmode on PATH (for setup), PyPI out of reach, and a tool command
+    that only prints."""
+    home = tmp_path / "home"
+    home.mkdir()
+    for var in ("CLAUDE_CONFIG_DIR", "CODEX_HOME", "GEMINI_CLI_HOME", "PIPX_HOME", "UV_TOOL_DIR"):
+        monkeypatch.delenv(var, raising=False)
+    monkeypatch.setenv("HOME", str(home))
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(home / ".config"))
+    exe = tmp_path / "bin" / "ctxmode"
+    exe.parent.mkdir()
+    exe.write_text("#!/bin/sh\n", encoding="utf-8")
+    exe.chmod(0o755)
+    monkeypatch.setenv("PATH", f"{exe.parent}{os.pathsep}/usr/bin{os.pathsep}/bin")
+    (tmp_path / "systmp").mkdir()
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path / "systmp"))
+    monkeypatch.setenv("TMPDIR", str(tmp_path / "systmp"))  # the same for the finish process
+    monkeypatch.setenv("CTXMODE_PYPI_URL", OFFLINE)
+    _tool(monkeypatch, "print('upgraded by the tool')")
+    work = tmp_path / "cwd"
+    work.mkdir()
+    monkeypatch.chdir(work)
+    return home
+
+
+def _tool(monkeypatch, code: str) -> None:
+    monkeypatch.setenv("CTXMODE_UPGRADE_COMMAND", json.dumps([sys.executable, "-c", code]))
+
+
+@pytest.fixture
+def project(tmp_path):
+    root = tmp_path / "proj"
+    (root / ".git").mkdir(parents=True)
+    return root.resolve()
+
+
+@pytest.fixture
+def state(project, capsys):
+    """Old databases and a setup whose hooks someone deleted from the settings file."""
+    root = paths.data_root()
+    behind = root / "content" / f"{paths.project_hash(project)}.db"
+    ContentStore(behind).close()
+    con = sqlite3.connect(behind)
+    con.execute("PRAGMA user_version = 1")
+    con.close()
+    empty_session = root / "sessions" / f"{paths.project_hash(project)}.db"
+    empty_session.parent.mkdir(parents=True)
+    sqlite3.connect(empty_session).close()  # schema version 0
+    broken = root / "content" / "0123456789abcdef.db"
+    broken.write_bytes(b"not a database at all " * 100)
+
+    assert main(["setup", "claude-code", "--project", str(project)]) == 0
+    settings = project / ".claude" / "settings.json"
+    data = json.loads(settings.read_text(encoding="utf-8"))
+    del data["hooks"]
+    settings.write_text(json.dumps(data, indent=2), encoding="utf-8")
+    capsys.readouterr()
+    return {"behind": behind, "session": empty_session, "broken": broken, "settings": settings}
+
+
+def _version(db) -> int:
+    con = sqlite3.connect(db)
+    try:
+        return int(con.execute("PRAGMA user_version").fetchone()[0])
+    finally:
+        con.close()
+
+
+def _envelope(capsys, *argv: str) -> tuple[int, dict, str]:
+    code = main(["upgrade", *argv, "--json"])
+    captured = capsys.readouterr()
+    doc = json.loads(captured.out)
+    assert doc["exit_code"] == code and doc["command"] == ["upgrade"]
+    return code, doc, captured.err
+
+
+# --------------------------------------------------------------------------- --check
+
+
+def test_check_reports_everything_offline_and_changes_nothing(state, project, capsys):
+    before = {p: p.read_bytes() for p in paths.data_root().rglob("*") if p.is_file()}
+    code, doc, _ = _envelope(capsys, "--check")
+    assert code == 0
+    data = doc["data"]
+    assert data["installed"] == upgrade.__version__
+    assert data["latest"] == "unknown" and data["update_available"] is None
+    assert data["command"][0] == sys.executable  # the override
+    assert data["method"] in ("editable", "pipx", "uv-tool", "venv", "user", "system", "unknown")
+    states = {d["path"]: d["state"] for d in data["databases"]}
+    assert states[str(state["behind"])] == "behind"
+    assert states[str(state["session"])] == "behind"
+    assert states[str(state["broken"])] == "unreadable"
+    assert data["schemas_behind"] == 2  # the content DB at 1 and the empty session DB
+    assert data["platforms"] == [
+        {
+            "platform": "claude-code",
+            "scope": "project",
+            "project": str(project),
+            "command": "ctxmode",
+        }
+    ]
+    after = {p: p.read_bytes() for p in paths.data_root().rglob("*") if p.is_file()}
+    assert after == before
+
+    assert main(["upgrade", "--check"]) == 0
+    out = capsys.readouterr().out
+    assert "latest:     unknown" in out and "claude-code" in out and "behind" in out
+
+
+class _FakePyPI(BaseHTTPRequestHandler):
+    def do_GET(self) -> None:
+        body = json.dumps({"info": {"version": "99.0.0"}}).encode()
+        self.send_response(200)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+    def log_message(self, *args: object) -> None:
+        pass
+
+
+def test_check_shows_the_latest_version_when_pypi_answers(monkeypatch, capsys):
+    server = ThreadingHTTPServer(("127.0.0.1", 0), _FakePyPI)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        monkeypatch.setenv("CTXMODE_PYPI_URL", f"http://127.0.0.1:{server.server_port}/json")
+        code, doc, _ = _envelope(capsys, "--check")
+    finally:
+        server.shutdown()
+        server.server_close()
+        thread.join()
+    assert code == 0
+    assert doc["data"]["latest"] == "99.0.0" and doc["data"]["update_available"] is True
+
+
+# --------------------------------------------------------------------------- the full flow
+
+
+def test_upgrade_runs_the_tool_then_migrates_and_sets_up_again_in_a_new_process(
+    state, project, capsys
+):
+    broken_bytes = state["broken"].read_bytes()
+    code, doc, err = _envelope(capsys, "--yes")
+
+    assert code == 0, doc
+    assert "upgraded by the tool" in err  # the tool's output streams to stderr
+    done = doc["data"]["finish"]
+    assert done["version"] == upgrade.__version__
+    assert _version(state["behind"]) == len(CONTENT_MIGRATIONS)
+    assert _version(state["session"]) == len(SESSION_MIGRATIONS)
+    by_path = {d["path"]: d for d in done["databases"]}
+    migrated = by_path[str(state["behind"])]
+    assert (migrated["from"], migrated["to"]) == (1, len(CONTENT_MIGRATIONS))
+    assert by_path[str(state["session"])]["from"] == 0
+    assert "left alone" in by_path[str(state["broken"])]["problem"]
+    assert state["broken"].read_bytes() == broken_bytes
+    [again] = done["setups"]
+    assert (again["platform"], again["project"], again["changed"]) == (
+        "claude-code",
+        str(project),
+        True,
+    )
+    hooks = json.loads(state["settings"].read_text(encoding="utf-8"))["hooks"]
+    assert any(
+        "ctxmode hook claude-code" in h["command"]
+        for groups in hooks.values()
+        for group in groups
+        for h in group["hooks"]
+    )
+
+
+def test_upgrade_human_output_ends_with_the_restart_advice(state, capsys):
+    assert main(["upgrade", "--yes"]) == 0
+    out = capsys.readouterr().out
+    assert "migrated" in out and "Setup claude-code" in out
+    assert out.rstrip().endswith("Restart your agents so they start the new ctxmode MCP server.")
+
+
+def test_finish_alone_migrates_and_reports(state, capsys):
+    code, doc, _ = _envelope(capsys, "--finish")
+    assert code == 0 and doc["data"]["problems"] == 1  # the unreadable database
+    assert _version(state["behind"]) == len(CONTENT_MIGRATIONS)
+
+
+# --------------------------------------------------------------------------- refusals
+
+
+def test_without_a_terminal_it_refuses_unless_yes(state, monkeypatch, capsys, tmp_path):
+    marker = tmp_path / "tool-ran"
+    _tool(monkeypatch, f"open({str(marker)!r}, 'w').close()")
+    monkeypatch.setattr(sys, "stdin", io.StringIO(""))
+    assert main(["upgrade"]) == 2
+    err = " ".join(capsys.readouterr().err.split())
+    assert "--yes" in err and "not a terminal" in err and "Traceback" not in err
+    assert not marker.exists() and _version(state["behind"]) == 1
+
+
+class _Terminal(io.StringIO):
+    def isatty(self) -> bool:
+        return True
+
+
+def test_at_a_terminal_no_means_nothing_happens(state, monkeypatch, capsys, tmp_path):
+    marker = tmp_path / "tool-ran"
+    _tool(monkeypatch, f"open({str(marker)!r}, 'w').close()")
+    monkeypatch.setattr(sys, "stdin", _Terminal("n\n"))
+    assert main(["upgrade"]) == 1
+    assert "nothing was changed" in " ".join(capsys.readouterr().err.split())
+    assert not marker.exists()
+
+
+def test_a_failing_tool_is_exit_1_with_its_message_and_nothing_else_touched(
+    state, monkeypatch, capsys
+):
+    _tool(monkeypatch, "import sys; print('resolver exploded'); sys.exit(3)")
+    code, doc, err = _envelope(capsys, "--yes")
+    assert code == 1 and doc["status"] == "error"
+    [error] = doc["errors"]
+    assert "exit 3" in error["message"] and "resolver exploded" in error["message"]
+    assert "resolver exploded" in err  # streamed as it ran
+    assert _version(state["behind"]) == 1
+    assert "hooks" not in json.loads(state["settings"].read_text(encoding="utf-8"))
+
+
+def test_a_missing_tool_is_exit_1(monkeypatch, capsys):
+    monkeypatch.setenv("CTXMODE_UPGRADE_COMMAND", '["ctxmode-no-such-tool", "upgrade"]')
+    assert main(["upgrade", "--yes"]) == 1
+    err = " ".join(capsys.readouterr().err.split())
+    assert "cannot run ctxmode-no-such-tool" in err and "Traceback" not in err
+
+
+def test_a_bad_override_is_a_usage_error(monkeypatch, capsys):
+    monkeypatch.setenv("CTXMODE_UPGRADE_COMMAND", "pipx upgrade ctxmode")
+    assert main(["upgrade", "--check"]) == 2
+    assert "JSON list" in " ".join(capsys.readouterr().err.split())
+
+
+# --------------------------------------------------------------------------- agents
+
+
+def test_agent_instructions_name_the_command_the_method_and_the_restart(monkeypatch):
+    text = upgrade.agent_instructions()
+    assert "ctxmode upgrade --yes" in text  # ctxmode is on PATH in this fixture
+    assert upgrade.current_install().method in text
+    assert sys.executable in text  # the underlying (overridden) tool command
+    assert "restart the agent afterwards so the new MCP server starts" in text
+
+    monkeypatch.setenv("PATH", "")
+    monkeypatch.setattr(sys, "argv", ["ctxmode-not-here"])
+    text = upgrade.agent_instructions()
+    assert "upgrade --yes" in text and not text.splitlines()[2].strip().startswith("ctxmode ")
