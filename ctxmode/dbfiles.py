@@ -6,7 +6,8 @@ live process.
 """
 
 import os
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -58,41 +59,9 @@ def holders(db: Path) -> list[int]:
 
     Linux reads ``/proc/<pid>/fd`` (no dependency, processes of other users are skipped
     silently); elsewhere psutil's ``open_files``. Best effort: a process whose files
-    cannot be listed is not reported.
+    cannot be listed is not reported. One database's case of `holders_of`.
     """
-    targets = {str(p.resolve()) for p in family(db) if p.exists()}
-    if not targets:
-        return []
-    me = os.getpid()
-    found: list[int] = []
-    proc = Path("/proc")
-    if proc.is_dir() and (proc / "self" / "fd").is_dir():
-        for entry in proc.iterdir():
-            if not entry.name.isdigit() or int(entry.name) == me:
-                continue
-            try:
-                fds = list((entry / "fd").iterdir())
-            except OSError:
-                continue
-            for fd in fds:
-                try:
-                    if os.readlink(fd) in targets:
-                        found.append(int(entry.name))
-                        break
-                except OSError:
-                    continue
-        return found
-    import psutil
-
-    for process in psutil.process_iter(["pid"]):
-        if process.pid == me:
-            continue
-        try:
-            if any(f.path in targets for f in process.open_files()):
-                found.append(process.pid)
-        except (psutil.Error, OSError):
-            continue
-    return found
+    return holders_of([db])[db]
 
 
 def holders_of(dbs: Iterable[Path]) -> dict[Path, list[int]]:
@@ -184,3 +153,27 @@ def open_readonly(db: Path) -> "sqlite3.Connection":
     con = sqlite3.connect(f"file:{pathname2url(str(db.absolute()))}?{flag}", uri=True, timeout=1.0)
     con.row_factory = sqlite3.Row
     return con
+
+
+@contextmanager
+def keep_mtime(db: Path) -> Iterator[None]:
+    """Put the database's modification time back after a maintenance write.
+
+    Age is judged by the last write (`last_written`); expiring rows, compacting or
+    migrating a database is not use and must not restart its age. The time is left as
+    it is when the ``-wal`` is still there afterwards: another process has the database
+    open, and its writes are use.
+    """
+    try:
+        before = db.stat()
+    except OSError:
+        yield
+        return
+    try:
+        yield
+    finally:
+        if db.exists() and not Path(f"{db}-wal").exists():
+            try:
+                os.utime(db, ns=(before.st_atime_ns, before.st_mtime_ns))
+            except OSError:
+                pass
