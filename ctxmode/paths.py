@@ -71,6 +71,14 @@ def normalize_path(path: str) -> str:
     return text
 
 
+def home_relative(path: str, home: str | None = None) -> str:
+    """`path` with the home directory shown as ``~`` (for display)."""
+    home = normalize_path(os.path.expanduser("~") if home is None else home)
+    if home and home != "/" and (path == home or path.startswith(home + "/")):
+        return "~" + path[len(home) :]
+    return path
+
+
 def _sha256_hex(text: str) -> str:
     import hashlib  # not at module level: most hook calls never hash a path
 

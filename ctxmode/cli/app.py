@@ -5,15 +5,21 @@ import typer
 from ctxmode import __version__
 from ctxmode.cli import output
 from ctxmode.cli.commands import (
+    doctor,
     execute,
+    gc,
     hook,
     index,
+    insight,
     policy,
+    purge,
     search,
     serve,
     session,
     setup,
     sources,
+    stats,
+    upgrade,
 )
 from ctxmode.errors import CtxError, ExitCode
 
@@ -53,6 +59,13 @@ app.command()(hook.hook)
 app.command("setup")(setup.setup)
 app.command("uninstall")(setup.uninstall)
 app.add_typer(session.session_app)
+app.command()(stats.stats)
+app.command()(stats.statusline)
+app.command()(insight.insight)
+app.command("purge")(purge.purge_command)
+app.command("gc")(gc.gc)
+app.command()(doctor.doctor)
+app.command("upgrade")(upgrade.upgrade)
 
 
 def main(argv: list[str] | None = None) -> int:

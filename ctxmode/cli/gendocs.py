@@ -142,9 +142,12 @@ def _env_entries() -> list[tuple[tuple[str, ...], str]]:
             "together (default 500).",
         ),
         (
+            ("CTXMODE_NO_BROWSER",),
+            "1, true, yes or on: insight never opens a browser (as with --no-open).",
+        ),
+        (
             ("CTXMODE_UPGRADE_COMMAND",),
-            "A JSON list that replaces the package tool command upgrade runs (unusual "
-            "installs).",
+            "A JSON list that replaces the package tool command upgrade runs (unusual installs).",
         ),
         (
             ("CTXMODE_PYPI_URL",),

@@ -35,6 +35,11 @@ modification time of a database it expired rows from or compacted back
 """
 
 from ctxmode.gc.applying import BUSY_TIMEOUT_S, apply
+from ctxmode.gc.inventory import (
+    CONTENT_OVERHEAD,
+    SESSION_OVERHEAD,
+    STALE_FILE_SECONDS,
+)
 from ctxmode.gc.limits import (
     AGE_ENV,
     DAY,
@@ -44,11 +49,6 @@ from ctxmode.gc.limits import (
     SIZE_ENV,
     Budget,
     budget,
-)
-from ctxmode.gc.inventory import (
-    CONTENT_OVERHEAD,
-    SESSION_OVERHEAD,
-    STALE_FILE_SECONDS,
 )
 from ctxmode.gc.model import (
     VACUUM_MIN_BYTES,

@@ -8,7 +8,6 @@ from pathlib import Path
 from ctxmode import db as sqlitedb
 from ctxmode import dbfiles
 from ctxmode.errors import CtxError
-from ctxmode.gc.limits import DAY, Budget
 from ctxmode.gc.inventory import (
     STALE_FILE_SECONDS,
     _file_gone,
@@ -18,6 +17,7 @@ from ctxmode.gc.inventory import (
     _size,
     _tree_stats,
 )
+from ctxmode.gc.limits import DAY, Budget
 from ctxmode.gc.model import (
     Action,
     Deletion,

@@ -4,8 +4,8 @@ import time
 from pathlib import Path
 
 from ctxmode import dbfiles, paths
-from ctxmode.gc.limits import DAY, Budget, budget
 from ctxmode.gc.inventory import _inspect, _scan, _servers, _stale_files
+from ctxmode.gc.limits import DAY, Budget, budget
 from ctxmode.gc.model import (
     Deletion,
     Expiry,

@@ -6,11 +6,10 @@ markdown headings and task lists.
 """
 
 import json
-import os
 from pathlib import Path
 from typing import Any, NamedTuple
 
-from ctxmode import __version__
+from ctxmode import __version__, paths
 from ctxmode.session.where import stats_file_for
 from ctxmode.stats import collect
 from ctxmode.stats.collect import Captured, ProjectStats, Scope
@@ -75,7 +74,8 @@ def build(
 # ---------------------------------------------------------------------- data
 
 
-def _savings_data(usage: Usage) -> dict[str, Any]:
+def savings_data(usage: Usage) -> dict[str, Any]:
+    """The kept-out figures of `usage`, as ``--json`` and the dashboard give them."""
     result = savings(usage.sandboxed, usage.returned)
     if result is None:
         return {"measured": False}
@@ -97,7 +97,7 @@ def _scope_data(scope: Scope | None) -> dict[str, Any] | None:
     overall = total(scope.by_tool)
     return {
         "totals": overall._asdict(),
-        "savings": _savings_data(overall),
+        "savings": savings_data(overall),
         "by_tool": {tool: u._asdict() for tool, u in sorted(scope.by_tool.items())},
         "captured": scope.captured._asdict(),
         "sessions": scope.sessions,
@@ -125,7 +125,7 @@ def as_data(report: Report) -> dict[str, Any]:
             {
                 "project_dir": p.project_dir,
                 "totals": total(p.project.by_tool)._asdict(),
-                "savings": _savings_data(total(p.project.by_tool)),
+                "savings": savings_data(total(p.project.by_tool)),
                 "captured_events": p.project.captured.events,
             }
             for p in report.all_projects
@@ -134,7 +134,7 @@ def as_data(report: Report) -> dict[str, Any]:
         data["all_projects"] = {
             "projects": rows,
             "totals": overall._asdict(),
-            "savings": _savings_data(overall),
+            "savings": savings_data(overall),
         }
     return data
 
@@ -200,13 +200,8 @@ def _when(iso: str | None) -> str:
     return iso[:16].replace("T", " ") + " UTC" if iso else "n/a"
 
 
-def _home_relative(path: str) -> str:
-    home = os.path.expanduser("~")
-    return "~" + path[len(home) :] if home and path.startswith(home + os.sep) else path
-
-
 def render_text(report: Report) -> str:
-    lines = [f"ctxmode stats: {_home_relative(report.project_dir)}", ""]
+    lines = [f"ctxmode stats: {paths.home_relative(report.project_dir)}", ""]
     project = report.project
     session = project.session if project else None
     if session is not None and session.by_tool:
@@ -253,6 +248,6 @@ def _all_projects_lines(projects: list[ProjectStats]) -> list[str]:
         u = total(p.project.by_tool)
         result = savings(u.sandboxed, u.returned)
         pct = f"{result.percent:5.1f}%" if result else "    -"
-        name = _home_relative(p.project_dir) or p.session_db.name
+        name = paths.home_relative(p.project_dir) or p.session_db.name
         lines.append(f"  {pct}  {fmt_bytes(u.sandboxed):>9} kept out  {u.calls:>5} calls  {name}")
     return lines

@@ -3,9 +3,12 @@ in a project directory (a git work tree) that is the current directory."""
 
 import os
 import tempfile
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+
+from ctxmode.executor import runtimes
 
 HOST_VARS = (
     "CLAUDE_CONFIG_DIR",
@@ -16,6 +19,15 @@ HOST_VARS = (
     "APPDATA",
     "LOCALAPPDATA",
 )
+
+
+@pytest.fixture(autouse=True)
+def _fresh_runtime_detection() -> Iterator[None]:
+    """Runtime detection is cached per process: a doctor test's fake PATH must neither see
+    an earlier test's cache nor leave its own for the tests after it."""
+    runtimes._detect.cache_clear()
+    yield
+    runtimes._detect.cache_clear()
 
 
 @pytest.fixture(autouse=True)

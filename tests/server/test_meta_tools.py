@@ -146,3 +146,18 @@ async def test_unknown_confirm_values_are_refused(client, state):
     text, is_error = await call(client, "ctx_purge", {"confirm": "yes", "scope": "project"})
     assert is_error and "confirm must be true or false" in text
     assert state.project.content_db.exists()
+
+
+async def test_insight_writes_the_dashboard_and_says_where(client, monkeypatch):
+    monkeypatch.setenv("CTXMODE_NO_BROWSER", "1")
+    await call(client, "ctx_execute", {"language": "shell", "code": "seq 1 30000"})
+    text, is_error = await call(client, "ctx_insight", {"open": False})
+    assert not is_error
+    path = next(word for word in text.split() if word.endswith("index.html"))
+    page = Path(path).read_text(encoding="utf-8")
+    assert 'data-chart="per-tool"' in page and "ctx_execute" in page
+
+
+async def test_insight_port_out_of_range_is_refused(client):
+    text, is_error = await call(client, "ctx_insight", {"port": 70000})
+    assert is_error and "port must be between 1 and 65535" in text

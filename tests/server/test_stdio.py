@@ -214,6 +214,11 @@ def test_sdk_client_end_to_end_with_readiness_marker(tmp_path, project, data_roo
         "ctx_index",
         "ctx_search",
         "ctx_fetch_and_index",
+        "ctx_stats",
+        "ctx_doctor",
+        "ctx_upgrade",
+        "ctx_purge",
+        "ctx_insight",
     ]
     assert seen["result"] == ("42\n", False)
     [(path, body)] = seen["markers"].items()
