@@ -142,6 +142,11 @@ def _env_entries() -> list[tuple[tuple[str, ...], str]]:
             "together (default 500).",
         ),
         (
+            ("CTXMODE_GC",),
+            "off (or 0, false, no): a running server never collects garbage on its own (it "
+            "otherwise applies the gc budget at most once a day).",
+        ),
+        (
             ("CTXMODE_NO_BROWSER",),
             "1, true, yes or on: insight never opens a browser (as with --no-open).",
         ),

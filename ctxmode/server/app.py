@@ -277,6 +277,7 @@ async def serve_stdio(state: ServerState) -> None:
     async with anyio.create_task_group() as tasks:
         tasks.start_soon(lifecycle.watch_parent, stop_now)
         tasks.start_soon(lifecycle.watch_signals, stop_now)
+        tasks.start_soon(lifecycle.housekeeping, state.project.root, state.project_dir)
         try:
             async with (
                 event_loop_pipes() as pipes,

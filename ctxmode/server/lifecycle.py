@@ -77,3 +77,15 @@ async def watch_signals(stop: Stop) -> None:
             log.info("signal %d received; shutting down", signum)
             await stop()
             return
+
+
+async def housekeeping(root: Path, project_dir: Path) -> None:
+    """A while after start-up, the daily storage budget check (`ctxmode.gc.auto`)."""
+    from ctxmode.gc import auto
+
+    if not auto.enabled():
+        return
+    await anyio.sleep(auto.START_DELAY_S)
+    await anyio.to_thread.run_sync(
+        lambda: auto.run_if_due(root, project_dir), abandon_on_cancel=True
+    )
