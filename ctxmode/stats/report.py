@@ -98,7 +98,10 @@ def _scope_data(scope: Scope | None) -> dict[str, Any] | None:
     return {
         "totals": overall._asdict(),
         "savings": savings_data(overall),
-        "by_tool": {tool: u._asdict() for tool, u in sorted(scope.by_tool.items())},
+        "by_tool": {
+            tool: {**u._asdict(), "kept_out_tokens_estimate": tokens(u.sandboxed)}
+            for tool, u in sorted(scope.by_tool.items())
+        },
         "captured": scope.captured._asdict(),
         "sessions": scope.sessions,
         "started_at": scope.started_at,
@@ -166,13 +169,15 @@ def _tool_table(by_tool: dict[str, Usage]) -> list[str]:
         return []
     rows = sorted(by_tool.items(), key=lambda kv: (-kv[1].sandboxed, -kv[1].calls, kv[0]))
     lines = [
-        f"  {'tool':<22} {'calls':>6} {'returned':>10} {'kept out':>10} {'indexed':>10}",
+        f"  {'tool':<22} {'calls':>6} {'returned':>10} {'kept out':>10} {'~tokens':>8}"
+        f" {'indexed':>10}",
     ]
     for tool, u in rows:
         name = tool if len(tool) <= 22 else tool[:19] + "..."
         lines.append(
             f"  {name:<22} {u.calls:>6} {fmt_bytes(u.returned):>10} "
-            f"{fmt_bytes(u.sandboxed):>10} {fmt_bytes(u.indexed):>10}"
+            f"{fmt_bytes(u.sandboxed):>10} {fmt_count(tokens(u.sandboxed)):>8}"
+            f" {fmt_bytes(u.indexed):>10}"
         )
     overall = total(by_tool)
     if overall.cache_hits:

@@ -57,6 +57,8 @@ def test_json_report_contract(project, capsys):
         "with_tokens_estimate": 375,
     }
     assert set(session["by_tool"]) == {"ctx_execute", "ctx_search"}
+    assert session["by_tool"]["ctx_execute"]["sandboxed"] == 99_000
+    assert session["by_tool"]["ctx_execute"]["kept_out_tokens_estimate"] == 24_750
     assert session["captured"]["events"] == 1  # shown apart, never in the formula
     project_totals = data["project"]["totals"]
     assert project_totals["sandboxed"] == 109_000 and project_totals["calls"] == 4
