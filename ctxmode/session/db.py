@@ -551,10 +551,6 @@ class SessionDB:
                 (session_id, tool, *values, now_iso()),
             )
 
-    def increment_tool_call(self, session_id: str, tool: str, bytes_returned: int = 0) -> None:
-        """Count one call of `tool` in the session and the bytes it returned."""
-        self.add_usage(session_id, tool, Usage(calls=1, returned=bytes_returned))
-
     def usage(self, session_id: str | None = None) -> dict[str, Usage]:
         """Counters per tool: of one session, or (None) of the whole project, earlier
         (deleted) sessions included."""

@@ -224,7 +224,7 @@ def test_delete_session_removes_only_that_session(sdb):
     _add(sdb, "s2", Event("file_edit", "b.py"))
     sdb.upsert_resume("s1", "<x/>", 1)
     sdb.upsert_resume("s2", "<y/>", 1)
-    sdb.increment_tool_call("s1", "ctx_search", 10)
+    sdb.add_usage("s1", "ctx_search", Usage(calls=1, returned=10))
     assert sdb.delete_session("s1") == 1
     assert sdb.meta("s1") is None and sdb.resume("s1") is None and sdb.usage("s1") == {}
     assert _data(sdb, "s2") == ["b.py"] and sdb.resume("s2") is not None
@@ -324,9 +324,9 @@ def test_a_database_from_a_newer_ctxmode_is_refused(tmp_path):
 def test_tool_call_counters_persist_across_instances(tmp_path):
     path = tmp_path / "s.db"
     with SessionDB(path) as sdb:
-        sdb.increment_tool_call("s1", "ctx_execute", 100)
-        sdb.increment_tool_call("s1", "ctx_execute", 50)
-        sdb.increment_tool_call("s1", "ctx_search", -3)
+        sdb.add_usage("s1", "ctx_execute", Usage(calls=1, returned=100))
+        sdb.add_usage("s1", "ctx_execute", Usage(calls=1, returned=50))
+        sdb.add_usage("s1", "ctx_search", Usage(calls=1, returned=-3))
     with SessionDB(path) as sdb:
         calls = sdb.usage("s1")
     assert (calls["ctx_execute"].calls, calls["ctx_execute"].returned) == (2, 150)
