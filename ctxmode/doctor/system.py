@@ -4,15 +4,17 @@ Everything here is read from the running process (no subprocess, no network), so
 lines cost nothing and are always present, even when every other check fails.
 """
 
-import json
 import platform
 import shutil
 import sqlite3
 import sys
-from pathlib import Path
+from typing import TYPE_CHECKING
 
 from ctxmode import __version__
 from ctxmode.doctor.model import Check, fail, ok, warn
+
+if TYPE_CHECKING:
+    from ctxmode.upgrade.install import Facts
 
 MIN_PYTHON = (3, 10)
 SQLITE_FIX = (
@@ -42,30 +44,27 @@ def sqlite() -> list[Check]:
     return [fail("sqlite", problem, SQLITE_FIX)]
 
 
-def _distribution() -> tuple[str | None, dict[str, object]]:
-    """The installed ctxmode's metadata version and its PEP 610 direct_url.json (if any)."""
-    from importlib import metadata
-
-    try:
-        dist = metadata.distribution("ctxmode")
-    except metadata.PackageNotFoundError:
-        return None, {}
-    try:
-        direct = json.loads(dist.read_text("direct_url.json") or "{}")
-    except ValueError:
-        direct = {}
-    return dist.version, direct if isinstance(direct, dict) else {}
+# The environment `ctxmode.upgrade` detects, as the doctor line names it (user and
+# system installs need no words).
+ENVIRONMENTS = {
+    "pipx": ", pipx environment",
+    "uv-tool": ", uv tool environment",
+    "venv": ", virtual environment",
+}
 
 
-def _how(direct: dict[str, object]) -> str:
-    dir_info = direct.get("dir_info")
+def _how(facts: "Facts", method: str) -> str:
+    """How the installed ctxmode got there; whether it is editable is `detect`'s call."""
+    if not facts.installed:
+        return "not installed as a package (source tree)"
+    direct = facts.direct_url or {}
     url = direct.get("url")
     source = ""
     if isinstance(url, str) and url.startswith("file://"):
         from urllib.parse import unquote, urlparse
 
         source = f" from {unquote(urlparse(url).path)}"
-    if isinstance(dir_info, dict) and dir_info.get("editable"):
+    if method == "editable":
         return f"editable install{source}"
     if "vcs_info" in direct:
         return f"installed from a repository{source}"
@@ -74,25 +73,22 @@ def _how(direct: dict[str, object]) -> str:
     return "installed from a package index"
 
 
-def _tool_env(prefix: str) -> str:
-    parts = Path(prefix).parts
-    if "pipx" in parts:
-        return ", pipx environment"
-    if "uv" in parts and "tools" in parts:
-        return ", uv tool environment"
-    if sys.prefix != sys.base_prefix:
-        return ", virtual environment"
-    return ""
-
-
 def install() -> list[Check]:
-    """Which ctxmode this is, how it was installed, and whether hosts can find it."""
-    version, direct = _distribution()
-    how = _how(direct) if version is not None else "not installed as a package (source tree)"
+    """Which ctxmode this is, how it was installed, and whether hosts can find it.
+
+    The install method is `ctxmode.upgrade`'s detection, so doctor and `ctxmode upgrade`
+    never disagree about it.
+    """
+    from ctxmode.upgrade.install import Facts, detect, distribution, environment
+
+    facts = Facts.current()
+    dist = distribution()  # the one `Facts.current` read: an installed one before an egg-info
+    version = dist.version if dist is not None else None
+    how = _how(facts, detect(facts).method)
+    where = ENVIRONMENTS.get(environment(facts).method, "")
     on_path = shutil.which("ctxmode")
     detail = (
-        f"ctxmode {__version__}, {how}{_tool_env(sys.prefix)}; Python {sys.executable}; "
-        f"on PATH: {on_path or 'no'}"
+        f"ctxmode {__version__}, {how}{where}; Python {sys.executable}; on PATH: {on_path or 'no'}"
     )
     if version is not None and version != __version__:
         return [

@@ -1,0 +1,50 @@
+"""Upgrading ctxmode in place, whichever way it was installed, and what must follow.
+
+Why a command: ctxmode is installed with pipx, uv tool, pip (in a virtualenv, with
+--user, or into a system Python) or as an editable checkout, and each needs another
+upgrade command. An upgrade is also more than new code: every database under the data
+root must reach the new schema, and hook commands in host settings must match the new
+version's setup. Only the new code knows its migrations and its setup, so after the
+package tool ran, `finish` runs in a new process (``python -m ctxmode upgrade --finish``)
+of the freshly installed code.
+
+``CTXMODE_UPGRADE_COMMAND`` (a JSON list) replaces the tool command, for unusual installs
+and for tests; ``CTXMODE_PYPI_URL`` replaces the PyPI JSON endpoint (mirrors, tests).
+"""
+
+from ctxmode import __version__
+from ctxmode.upgrade.agent import agent_instructions
+from ctxmode.upgrade.databases import DbStatus, Migrated, database_status
+from ctxmode.upgrade.finishing import FINISH_ARGV, Finished, finish, run_finish
+from ctxmode.upgrade.install import COMMAND_ENV, PACKAGE, Facts, Install, current_install, detect
+from ctxmode.upgrade.records import Resetup, SetupRecord, setup_records
+from ctxmode.upgrade.releases import PYPI_ENV, PYPI_TIMEOUT_S, PYPI_URL, latest_version, newer
+from ctxmode.upgrade.run import UpgradeFailed, run_command
+
+__all__ = [
+    "COMMAND_ENV",
+    "FINISH_ARGV",
+    "PACKAGE",
+    "PYPI_ENV",
+    "PYPI_TIMEOUT_S",
+    "PYPI_URL",
+    "DbStatus",
+    "Facts",
+    "Finished",
+    "Install",
+    "Migrated",
+    "Resetup",
+    "SetupRecord",
+    "UpgradeFailed",
+    "__version__",
+    "agent_instructions",
+    "current_install",
+    "database_status",
+    "detect",
+    "finish",
+    "latest_version",
+    "newer",
+    "run_command",
+    "run_finish",
+    "setup_records",
+]

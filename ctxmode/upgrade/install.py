@@ -1,0 +1,181 @@
+"""How ctxmode is installed (editable checkout, pipx, uv tool, pip) and the command that
+upgrades it, judged from the running interpreter."""
+
+import json
+import os
+import sys
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, NamedTuple
+
+from ctxmode.errors import UsageError
+
+if TYPE_CHECKING:
+    from importlib.metadata import Distribution
+
+PACKAGE = "ctxmode"
+COMMAND_ENV = "CTXMODE_UPGRADE_COMMAND"
+
+
+class Install(NamedTuple):
+    """How ctxmode is installed and the command that upgrades it (empty: none can)."""
+
+    method: str  # editable | pipx | uv-tool | venv | user | system | unknown
+    command: list[str]
+    detail: str
+
+
+class Facts(NamedTuple):
+    """What detection looks at; `Facts.current` reads them from the running interpreter."""
+
+    prefix: str
+    base_prefix: str
+    executable: str
+    installed: bool  # a ctxmode distribution was found
+    direct_url: dict[str, Any] | None  # its direct_url.json (PEP 610)
+    location: str | None  # the directory it is installed into (site-packages)
+    user_base: str | None  # pip --user's base directory
+    stdlib: str  # where a PEP 668 EXTERNALLY-MANAGED marker would be
+    pipx_home: str | None = None
+    uv_tool_dir: str | None = None
+
+    @classmethod
+    def current(cls) -> "Facts":
+        import site
+        import sysconfig
+
+        dist = distribution()
+        direct_url: dict[str, Any] | None = None
+        location: str | None = None
+        if dist is not None:
+            try:
+                loaded = json.loads(dist.read_text("direct_url.json") or "null")
+            except ValueError:
+                loaded = None
+            direct_url = loaded if isinstance(loaded, dict) else None
+            location = str(dist.locate_file(""))
+        return cls(
+            prefix=sys.prefix,
+            base_prefix=sys.base_prefix,
+            executable=sys.executable,
+            installed=dist is not None,
+            direct_url=direct_url,
+            location=location,
+            user_base=site.getuserbase(),
+            stdlib=sysconfig.get_path("stdlib"),
+            pipx_home=os.environ.get("PIPX_HOME") or None,
+            uv_tool_dir=os.environ.get("UV_TOOL_DIR") or None,
+        )
+
+
+def distribution() -> "Distribution | None":
+    """The installed ctxmode distribution; an installed one (it has an INSTALLER or a
+    direct_url.json) wins over a source tree's ``ctxmode.egg-info`` on sys.path."""
+    from importlib import metadata
+
+    found = list(metadata.distributions(name=PACKAGE))
+    for dist in found:
+        if dist.read_text("INSTALLER") is not None or dist.read_text("direct_url.json"):
+            return dist
+    return found[0] if found else None
+
+
+def _under(path: Path, parent: Path) -> bool:
+    return path == parent or parent in path.parents
+
+
+def _editable_checkout(direct_url: dict[str, Any] | None) -> Path | None:
+    if not direct_url or not (direct_url.get("dir_info") or {}).get("editable"):
+        return None
+    url = str(direct_url.get("url", ""))
+    if not url.startswith("file:"):
+        return None
+    from urllib.parse import urlparse
+    from urllib.request import url2pathname  # also undoes the percent-encoding
+
+    return Path(url2pathname(urlparse(url).path))
+
+
+def _pip(facts: Facts, *extra: str) -> list[str]:
+    return [facts.executable, "-m", "pip", "install", *extra, "--upgrade", PACKAGE]
+
+
+def detect(facts: Facts | None = None) -> Install:
+    """How ctxmode is installed, judged from the interpreter's prefixes and PEP 610 data.
+
+    Order matters: an editable checkout is upgraded with git whatever venv holds it;
+    pipx and uv tool venvs are virtualenvs their tool must upgrade; then plain pip.
+    """
+    f = Facts.current() if facts is None else facts
+    if not f.installed:
+        return Install(
+            "unknown",
+            [],
+            "ctxmode runs from a source tree without being installed; update it the way you got it",
+        )
+    checkout = _editable_checkout(f.direct_url)
+    if checkout is not None:
+        detail = f"development install from {checkout}: git pull there, pip is not run"
+        if not (checkout / ".git").exists():
+            return Install("editable", [], f"{detail}; but it is not a git checkout")
+        return Install("editable", ["git", "-C", str(checkout), "pull", "--ff-only"], detail)
+    return environment(f)
+
+
+def environment(f: Facts) -> Install:
+    """`detect` for the environment ctxmode is installed into, an editable checkout aside:
+    pipx and uv tool venvs, then plain pip. Doctor names it even for a checkout."""
+    prefix = Path(f.prefix)
+    if prefix.parent.name == "venvs" and (
+        (f.pipx_home is not None and _under(prefix, Path(f.pipx_home)))
+        or any(part in ("pipx", ".pipx") for part in prefix.parts[:-2])
+    ):
+        return Install("pipx", ["pipx", "upgrade", prefix.name], f"pipx venv {prefix}")
+    if (f.uv_tool_dir is not None and prefix.parent == Path(f.uv_tool_dir)) or (
+        prefix.parent.name == "tools" and "uv" in prefix.parts[:-2]
+    ):
+        return Install("uv-tool", ["uv", "tool", "upgrade", prefix.name], f"uv tool {prefix}")
+    if f.prefix != f.base_prefix:
+        if _uv_venv(prefix):
+            command = ["uv", "pip", "install", "--python", f.executable, "--upgrade", PACKAGE]
+            return Install("venv", command, f"uv-managed virtualenv {prefix}")
+        return Install("venv", _pip(f), f"pip in the virtualenv {prefix}")
+    managed = Path(f.stdlib, "EXTERNALLY-MANAGED").exists()
+    refusal = (
+        f"; this Python is externally managed (PEP 668) and pip refuses to change it: "
+        f"install ctxmode with pipx (pipx install {PACKAGE}) or uv (uv tool install {PACKAGE})"
+    )
+    if f.location and f.user_base and _under(Path(f.location), Path(f.user_base)):
+        if managed:
+            return Install("user", [], f"pip --user under {f.user_base}{refusal}")
+        return Install("user", _pip(f, "--user"), f"pip --user under {f.user_base}")
+    if managed:
+        return Install("system", [], f"pip into the system Python {f.prefix}{refusal}")
+    return Install("system", _pip(f), f"pip into the system Python {f.prefix}")
+
+
+def _uv_venv(prefix: Path) -> bool:
+    """Virtualenvs made by uv have no pip; their pyvenv.cfg names uv."""
+    try:
+        text = (prefix / "pyvenv.cfg").read_text(encoding="utf-8")
+    except OSError:
+        return False
+    return any(line.split("=")[0].strip() == "uv" for line in text.splitlines())
+
+
+def current_install() -> Install:
+    """`detect` for this interpreter, with ``CTXMODE_UPGRADE_COMMAND`` applied.
+
+    Raises:
+        UsageError: the override is not a JSON list of strings.
+    """
+    found = detect()
+    raw = os.environ.get(COMMAND_ENV, "").strip()
+    if not raw:
+        return found
+    try:
+        command = json.loads(raw)
+    except ValueError:
+        command = None
+    if not (isinstance(command, list) and command and all(isinstance(w, str) for w in command)):
+        raise UsageError(f"{COMMAND_ENV} must be a JSON list of strings, e.g. '[\"pipx\", ...]'")
+    return Install(found.method, command, f"{found.detail}; command set by {COMMAND_ENV}")
