@@ -11,7 +11,7 @@ from typing import Any, NamedTuple
 
 from ctxmode import __version__, paths
 from ctxmode.session.where import stats_file_for
-from ctxmode.stats import collect
+from ctxmode.stats import collect, statusline
 from ctxmode.stats.collect import Captured, ProjectStats, Scope
 from ctxmode.stats.model import Usage, fmt_bytes, fmt_count, savings, tokens, total
 from ctxmode.stats.record import session_from_env
@@ -30,6 +30,8 @@ class Report(NamedTuple):
     knowledge_base: dict[str, Any]
     all_projects: list[ProjectStats] | None
     problems: list[str]
+    # (kept in sandbox, returned, projects) from the stats files: the quick lifetime line
+    everywhere: tuple[int, int, int] = (0, 0, 0)
 
 
 def current_session_id(session_db: Path) -> str | None:
@@ -66,9 +68,9 @@ def build(
     if all_projects:
         everything, more = collect.read_all(session_db.parent)
         problems.extend(more)
-    return Report(
-        project, str(project_dir), collect.knowledge_base(content_db), everything, problems
-    )
+    kb = collect.knowledge_base(content_db)
+    quick = statusline.all_projects(session_db.parent)
+    return Report(project, str(project_dir), kb, everything, problems, quick)
 
 
 # ---------------------------------------------------------------------- data
@@ -238,10 +240,23 @@ def render_text(report: Report) -> str:
     if report.all_projects is not None:
         lines.append("")
         lines.extend(_all_projects_lines(report.all_projects))
+    else:
+        lines.extend(_everywhere_line(report.everywhere))
     lines.extend(f"Could not read {problem}" for problem in report.problems)
     lines.append("")
     lines.append(f"Percentages count measured bytes only; {TOKENS_NOTE}. ctxmode {__version__}")
     return "\n".join(lines).rstrip() + "\n"
+
+
+def _everywhere_line(everywhere: tuple[int, int, int]) -> list[str]:
+    sandboxed, returned, projects = everywhere
+    result = savings(sandboxed, returned)
+    if result is None or projects < 2:
+        return []
+    return [
+        f"All {projects} projects: {fmt_bytes(result.kept_out)} kept out, {result.percent:.1f}% "
+        "(ctxmode stats --all-projects for the table)."
+    ]
 
 
 def _all_projects_lines(projects: list[ProjectStats]) -> list[str]:

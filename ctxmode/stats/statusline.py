@@ -64,20 +64,24 @@ def _pair(totals: Any) -> tuple[int, int]:
     return (sandboxed, returned) if ok else (0, 0)
 
 
+def all_projects(sessions: Path) -> tuple[int, int, int]:
+    """(kept in sandbox, returned, projects) summed over every project's stats file."""
+    sandboxed = returned = projects = 0
+    for path in sessions.glob("*.stats.json") if sessions.is_dir() else []:
+        data = _read(path)
+        if data is not None:
+            kept, back = _pair(data.get("project"))
+            sandboxed, returned, projects = sandboxed + kept, returned + back, projects + 1
+    return sandboxed, returned, projects
+
+
 def line(payload: dict[str, Any], root: Path | None = None) -> str:
     """The status text (no colour)."""
     from ctxmode import paths
     from ctxmode.session import where
 
     root = paths.data_root() if root is None else root
-    sessions = where.sessions_dir(root)
-    everything = [0, 0]
-    for path in sessions.glob("*.stats.json") if sessions.is_dir() else []:
-        data = _read(path)
-        if data is not None:
-            sandboxed, returned = _pair(data.get("project"))
-            everything[0] += sandboxed
-            everything[1] += returned
+    everything = all_projects(where.sessions_dir(root))
     mine: dict[str, Any] | None = None
     project = _project_dir(payload)
     if project is not None:

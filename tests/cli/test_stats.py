@@ -88,6 +88,16 @@ def test_all_projects_adds_every_project(project, tmp_path, capsys, monkeypatch)
     assert doc["data"]["project"]["totals"]["sandboxed"] <= everything["totals"]["sandboxed"]
 
 
+def test_the_report_names_every_projects_total_in_one_line(project, tmp_path, capsys):
+    record(project, "s1", "ctx_execute", Usage(1, 10, 1000))
+    other = (tmp_path / "other").resolve()
+    other.mkdir()
+    record(other, "s9", "ctx_execute", Usage(1, 20, 3000))
+    assert main(["stats"]) == 0
+    out = capsys.readouterr().out
+    assert "All 2 projects: 3.9 KB kept out, 99.3%" in out
+
+
 def test_a_damaged_session_database_does_not_break_the_report(project, capsys):
     db = session_db_path(project, paths.data_root())
     db.parent.mkdir(parents=True, exist_ok=True)
