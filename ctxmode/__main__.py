@@ -26,7 +26,7 @@ def main(argv: list[str] | None = None) -> int:
     if args[:1] == ["statusline"] and len(args) == 1:
         from ctxmode.stats.statusline import run as statusline
 
-        return statusline(args[1:])  # status bars call it constantly: no Typer
+        return statusline()  # status bars call it constantly: no Typer
     from ctxmode.cli.app import main as cli_main
 
     return cli_main(args)

@@ -18,10 +18,13 @@ project that never stored anything, reports nothing deleted.
 """
 
 from pathlib import Path
-from typing import NamedTuple
+from typing import TYPE_CHECKING, NamedTuple
 
 from ctxmode import dbfiles, paths
-from ctxmode.errors import UsageError
+from ctxmode.errors import EnvironmentProblem, UsageError
+
+if TYPE_CHECKING:
+    from ctxmode.session.db import SessionDB
 
 KNOWLEDGE_BASE = "knowledge base (FTS5)"
 SESSION_DB = "session events DB"
@@ -112,29 +115,40 @@ def existing(targets: list[Target]) -> list[Path]:
 
 
 def purge_project(root: Path, project_dir: Path) -> Outcome:
-    """Delete every file of the project; report the labels of what existed."""
+    """Delete every file of the project; report the labels of what existed.
+
+    Raises:
+        EnvironmentProblem: some files could not be deleted (another process holds them
+            on Windows, permissions); everything else was deleted first.
+    """
     labels: list[str] = []
     removed: list[Path] = []
+    left: list[str] = []
     for target in project_targets(root, project_dir):
-        if target.sqlite:
-            gone = dbfiles.unlink_family(target.path)
-            hit = target.path in gone
-        else:
+        for path in dbfiles.family(target.path) if target.sqlite else [target.path]:
             try:
-                target.path.unlink()
+                path.unlink()
             except FileNotFoundError:
-                gone, hit = [], False
-            else:
-                gone, hit = [target.path], True
-        removed.extend(gone)
-        if hit and target.label is not None and target.label not in labels:
-            labels.append(target.label)
+                continue
+            except OSError as exc:
+                left.append(f"{path} ({exc.strerror or exc})")
+                continue
+            removed.append(path)
+            if path == target.path and target.label is not None and target.label not in labels:
+                labels.append(target.label)
+    if left:
+        raise EnvironmentProblem(
+            f"purged {', '.join(labels) or 'nothing'}, but could not delete: {'; '.join(left)}. "
+            "Stop the processes using them (restart the agent) and purge again."
+        )
     return Outcome("project", None, labels, removed)
 
 
 def session_counts(root: Path, project_dir: Path, session_id: str) -> tuple[int, int]:
     """(event rows, knowledge-base chunks) a session purge would remove; read-only."""
     import sqlite3
+
+    from ctxmode.dbfiles import open_readonly
 
     events = chunks = 0
     suffix = _suffix(root, project_dir)
@@ -146,7 +160,7 @@ def session_counts(root: Path, project_dir: Path, session_id: str) -> tuple[int,
             if not path.exists():
                 continue
             try:
-                con = sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True)
+                con = open_readonly(path)
                 try:
                     n = int(
                         con.execute(query + " WHERE session_id = ?", (session_id,)).fetchone()[0]
@@ -176,8 +190,13 @@ def purge_session(root: Path, project_dir: Path, session_id: str) -> Outcome:
         session_db = root / "sessions" / f"{h}{suffix}.db"
         if session_db.exists():
             with SessionDB(session_db) as sdb:
-                had_rows |= sdb.has_session(session_id) or sdb.resume(session_id) is not None
+                had_rows |= (
+                    sdb.has_session(session_id)
+                    or sdb.resume(session_id) is not None
+                    or bool(sdb.usage(session_id))
+                )
                 events += sdb.delete_session(session_id)
+                _refresh_stats_file(sdb, session_db)
         content_db = root / "content" / f"{h}.db"
         if content_db.exists():
             with ContentStore(content_db) as store:
@@ -188,6 +207,24 @@ def purge_session(root: Path, project_dir: Path, session_id: str) -> Outcome:
     if chunks:
         labels.append(f"FTS5 chunks for {session_id}")
     return Outcome("session", session_id, labels, [], events, chunks)
+
+
+def _refresh_stats_file(sdb: "SessionDB", session_db: Path) -> None:
+    """Rebuild the stats file from the database, so a status line stops showing the
+    purged session (the project totals are unchanged: its counters were folded)."""
+    import json
+
+    from ctxmode.session.where import stats_file_for
+    from ctxmode.stats.record import snapshot, write_stats_file
+
+    path = stats_file_for(session_db)
+    try:
+        old = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return
+    if isinstance(old, dict):
+        sid = str(old.get("session_id") or "")
+        write_stats_file(path, snapshot(sdb, sid, str(old.get("project_dir") or "")))
 
 
 def message(outcome: Outcome) -> str:

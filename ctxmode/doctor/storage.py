@@ -1,7 +1,8 @@
 """The data directory and the project's two databases, inspected without changing them.
 
-Databases are opened read-only (``mode=ro``), never through the stores: opening a store
-migrates its schema or sets a damaged file aside, and a diagnosis must not do either.
+Databases are opened read-only (`dbfiles.open_readonly`: no sidecar file appears), never
+through the stores: opening a store migrates its schema or sets a damaged file aside, and a
+diagnosis must not do either.
 """
 
 import os
@@ -9,10 +10,11 @@ import sqlite3
 import tempfile
 from pathlib import Path
 
+from ctxmode.dbfiles import open_readonly
 from ctxmode.doctor.model import Check, fail, ok, warn
+from ctxmode.stats.model import fmt_bytes
 
 PURGE_FIX = "ctxmode purge --project"
-_BUSY_TIMEOUT_S = 2.0
 
 
 def storage_check(root: Path) -> list[Check]:
@@ -38,17 +40,12 @@ def storage_check(root: Path) -> list[Check]:
 
 def _size(path: Path) -> str:
     """What the database occupies, its write-ahead log included."""
-    size = float(sum(p.stat().st_size for p in (path, Path(f"{path}-wal")) if p.exists()))
-    for unit in ("B", "KB", "MB"):
-        if size < 1024:
-            return f"{size:.0f} {unit}" if unit == "B" else f"{size:.1f} {unit}"
-        size /= 1024
-    return f"{size:.1f} GB"
+    return fmt_bytes(sum(p.stat().st_size for p in (path, Path(f"{path}-wal")) if p.exists()))
 
 
 def _inspect(path: Path) -> tuple[list[str], int]:
     """``PRAGMA quick_check`` rows and ``user_version`` of a database, read-only."""
-    con = sqlite3.connect(f"{path.as_uri()}?mode=ro", uri=True, timeout=_BUSY_TIMEOUT_S)
+    con = open_readonly(path)
     try:
         rows = [str(r[0]) for r in con.execute("PRAGMA quick_check").fetchall()]
         version = int(con.execute("PRAGMA user_version").fetchone()[0])
@@ -102,7 +99,7 @@ def database_checks(root: Path, project_dir: Path | None) -> list[Check]:
     from ctxmode.store.schema import MIGRATIONS as STORE_MIGRATIONS
 
     content = ProjectPaths(root, project_dir).content_db
-    session = session_db_path(project_dir, root)
+    session = session_db_path(project_dir, root, remember=False)
     purge = PURGE_FIX + project_option(project_dir, "--dir")
     return [
         database_check("content db", content, len(STORE_MIGRATIONS), purge),

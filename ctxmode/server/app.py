@@ -84,12 +84,20 @@ def _result(text: str, is_error: bool) -> types.CallToolResult:
 
 
 def _counted(state: ServerState, name: str, args: dict[str, Any], call: Call) -> tuple[str, bool]:
-    """Run a handler and count the call: its answer's bytes, and what it kept out."""
-    state.session_id = state.recorder.session_id()
+    """Run a handler and count the call: its answer's bytes, and what it kept out.
+
+    A purge is not counted, and does not even look up the session: that would create the
+    very database it is about to delete (and report it deleted on an empty project).
+    """
+    counted = name not in meta.UNCOUNTED
+    if counted:
+        state.session_id = state.recorder.session_id()
     try:
         text, is_error = HANDLERS[name](state, args, call)
     except CtxError as exc:
         text, is_error = str(exc), True
+    if not counted:
+        return text, is_error
     returned = len(text.encode("utf-8", "surrogatepass"))
     meter = call.meter
     usage = Usage(
@@ -100,8 +108,7 @@ def _counted(state: ServerState, name: str, args: dict[str, Any], call: Call) ->
         cache_hits=meter.cache_hits,
         cache_saved=meter.cache_saved,
     )
-    if meter.counted:
-        state.recorder.record(name, usage, state.session_id)
+    state.recorder.record(name, usage, state.session_id)
     return text, is_error
 
 

@@ -29,7 +29,6 @@ def ctx_stats(state: ServerState, args: dict[str, Any], call: Call) -> Reply:
 
 
 def ctx_purge(state: ServerState, args: dict[str, Any], call: Call) -> Reply:
-    call.meter.counted = False  # a wipe must leave no stats file behind
     session_id = coerce.string(args, "sessionId")
     scope = coerce.string(args, "scope")
     if session_id and scope == "project":
@@ -76,6 +75,8 @@ def ctx_insight(state: ServerState, args: dict[str, Any], call: Call) -> Reply:
         open_browser=coerce.boolean(args, "open", default=True),
     ), False
 
+
+UNCOUNTED = frozenset({"ctx_purge"})  # a wipe must leave no counters or stats file behind
 
 HANDLERS = {
     "ctx_stats": ctx_stats,

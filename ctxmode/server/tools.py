@@ -39,7 +39,6 @@ class Meter:
     indexed: int = 0
     cache_hits: int = 0
     cache_saved: int = 0
-    counted: bool = True  # False: the call is not recorded at all (a purge)
 
 
 @dataclass(frozen=True)

@@ -36,12 +36,13 @@ from ctxmode.session.events import (
     type_info,
 )
 from ctxmode.session.schema import MIGRATIONS
-from ctxmode.stats.model import EARLIER_SESSIONS, Usage
+from ctxmode.stats.model import COUNTER_COLUMNS, EARLIER_SESSIONS, Usage
 
 HOOK_BUSY_TIMEOUT_MS = 2_500
 RETENTION_DAYS = 7
 
-_COUNTERS = "calls, bytes_returned, bytes_sandboxed, bytes_indexed, cache_hits, cache_bytes_saved"
+_COUNTERS = ", ".join(COUNTER_COLUMNS)
+_ADD_COUNTERS = ", ".join(f"{c} = {c} + excluded.{c}" for c in COUNTER_COLUMNS)
 _EVENT_COLUMNS = (
     "id, session_id, type, category, priority, data, source_hook, project_dir,"
     " bytes_avoided, bytes_returned, created_at"
@@ -245,10 +246,17 @@ class SessionDB:
         ).fetchall()
         return [_meta(r) for r in rows]
 
-    def latest_session_id(self) -> str | None:
+    def latest_session(self) -> SessionMeta | None:
         """The most recently active session, None in an empty database."""
-        found = self.sessions()
-        return found[0].session_id if found else None
+        row = self._con.execute(
+            "SELECT * FROM session_meta"
+            " ORDER BY COALESCE(last_event_at, started_at) DESC, started_at DESC LIMIT 1"
+        ).fetchone()
+        return None if row is None else _meta(row)
+
+    def latest_session_id(self) -> str | None:
+        latest = self.latest_session()
+        return None if latest is None else latest.session_id
 
     def has_session(self, session_id: str) -> bool:
         row = self._con.execute(
@@ -298,7 +306,7 @@ class SessionDB:
                     f"INSERT INTO tool_calls(session_id, tool, {_COUNTERS}, updated_at)"
                     f" SELECT ?, tool, {_COUNTERS}, updated_at FROM tool_calls"
                     " WHERE session_id = ? AND true ON CONFLICT(session_id, tool) DO UPDATE SET "
-                    + ", ".join(f"{c} = {c} + excluded.{c}" for c in _COUNTERS.split(", ")),
+                    + _ADD_COUNTERS,
                     (EARLIER_SESSIONS, session_id),
                 )
                 con.execute("DELETE FROM tool_calls WHERE session_id = ?", (session_id,))
@@ -540,15 +548,22 @@ class SessionDB:
     # ------------------------------------------------------------------ tool counters
 
     def add_usage(self, session_id: str, tool: str, usage: Usage) -> None:
-        """Add one call's (or several calls') counters to the session's row for `tool`."""
+        """Add one call's (or several calls') counters to the session's row for `tool`
+        and to today's row (UTC) of the daily history."""
         values = [_non_negative(v) for v in usage]
+        now = now_iso()
         with self.transaction() as con:
             con.execute(
                 f"INSERT INTO tool_calls(session_id, tool, {_COUNTERS}, updated_at)"
                 " VALUES(?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT(session_id, tool) DO UPDATE SET "
-                + ", ".join(f"{c} = {c} + excluded.{c}" for c in _COUNTERS.split(", "))
+                + _ADD_COUNTERS
                 + ", updated_at = excluded.updated_at",
-                (session_id, tool, *values, now_iso()),
+                (session_id, tool, *values, now),
+            )
+            con.execute(
+                f"INSERT INTO usage_daily(day, tool, {_COUNTERS}) VALUES(?, ?, ?, ?, ?, ?, ?, ?)"
+                " ON CONFLICT(day, tool) DO UPDATE SET " + _ADD_COUNTERS,
+                (now[:10], tool, *values),
             )
 
     def usage(self, session_id: str | None = None) -> dict[str, Usage]:
@@ -557,7 +572,7 @@ class SessionDB:
         where, args = (
             ("WHERE session_id = ?", (session_id,)) if session_id is not None else ("", ())
         )
-        sums = ", ".join(f"SUM({c})" for c in _COUNTERS.split(", "))
+        sums = ", ".join(f"SUM({c})" for c in COUNTER_COLUMNS)
         rows = self._con.execute(
             f"SELECT tool, {sums} FROM tool_calls {where} GROUP BY tool ORDER BY tool", args
         ).fetchall()

@@ -13,6 +13,8 @@ Tables:
                     or page bytes that never entered the context), bytes indexed, fetch
                     cache hits and the bytes they spared re-downloading. Rows of deleted
                     sessions are folded into session ``''`` so project totals survive.
+    usage_daily     the same counters per UTC day and tool, never folded: the history
+                    (savings over time) outlives sessions
 
 Timestamps are ISO-8601 UTC with milliseconds and a ``Z``, so they sort as text.
 """
@@ -80,6 +82,21 @@ def m001_initial(con: sqlite3.Connection) -> None:
 def m002_tool_counters(con: sqlite3.Connection) -> None:
     for column in ("bytes_sandboxed", "bytes_indexed", "cache_hits", "cache_bytes_saved"):
         con.execute(f"ALTER TABLE tool_calls ADD COLUMN {column} INTEGER NOT NULL DEFAULT 0")
+    counters = ", ".join(
+        f"{c} INTEGER NOT NULL DEFAULT 0"
+        for c in (
+            "calls",
+            "bytes_returned",
+            "bytes_sandboxed",
+            "bytes_indexed",
+            "cache_hits",
+            "cache_bytes_saved",
+        )
+    )
+    con.execute(
+        f"CREATE TABLE usage_daily(day TEXT NOT NULL, tool TEXT NOT NULL, {counters},"
+        " PRIMARY KEY(day, tool))"
+    )
 
 
 MIGRATIONS: list[Callable[[sqlite3.Connection], None]] = [m001_initial, m002_tool_counters]

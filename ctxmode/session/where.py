@@ -65,10 +65,12 @@ def _suffix(root: Path, project_dir: Path, *, remember: bool = True) -> str:
     return suffix
 
 
-def session_db_path(project_dir: Path, root: Path | None = None) -> Path:
-    """The session database file of a project."""
+def session_db_path(project_dir: Path, root: Path | None = None, *, remember: bool = True) -> Path:
+    """The session database file of a project; `remember` False (reports, dry runs) never
+    writes the worktree-suffix cache."""
     root = paths.data_root() if root is None else root
-    return paths.ProjectPaths(root, project_dir).session_db(_suffix(root, project_dir))
+    suffix = _suffix(root, project_dir, remember=remember)
+    return paths.ProjectPaths(root, project_dir).session_db(suffix)
 
 
 def stats_file_for(session_db: Path) -> Path:

@@ -1,7 +1,8 @@
 """Reading the counters back: one session, one project, every project.
 
-Everything here is read-only (SQLite ``mode=ro``), never creates a file and never fails a
-report: a database that cannot be read contributes nothing and is named in ``problems``.
+Everything here is read-only (`dbfiles.open_readonly`), never creates a file (a report
+must not make an idle project look used) and never fails a report: a database that cannot
+be read contributes nothing and is named in ``problems``.
 """
 
 import json
@@ -9,18 +10,11 @@ import sqlite3
 from pathlib import Path
 from typing import Any, NamedTuple
 
+from ctxmode.dbfiles import open_readonly
 from ctxmode.session.where import stats_file_for
-from ctxmode.stats.model import EARLIER_SESSIONS, Usage
+from ctxmode.stats.model import COUNTER_COLUMNS, EARLIER_SESSIONS, Usage
 
 REDIRECT_TYPES = ("bash_redirected", "webfetch_redirected", "read_redirected")
-_COLUMNS = {
-    "calls": "calls",
-    "returned": "bytes_returned",
-    "sandboxed": "bytes_sandboxed",
-    "indexed": "bytes_indexed",
-    "cache_hits": "cache_hits",
-    "cache_saved": "cache_bytes_saved",
-}
 
 
 class Captured(NamedTuple):
@@ -50,15 +44,10 @@ class ProjectStats(NamedTuple):
     project: Scope
 
 
-def _connect_ro(path: Path) -> sqlite3.Connection:
-    con = sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True, timeout=5)
-    con.row_factory = sqlite3.Row
-    return con
-
-
 def _usage(con: sqlite3.Connection, session_id: str | None) -> dict[str, Usage]:
     have = {r[1] for r in con.execute("PRAGMA table_info(tool_calls)")}
-    sums = ", ".join(f"SUM({column})" if column in have else "0" for column in _COLUMNS.values())
+    # a database not yet migrated has only the first two counters
+    sums = ", ".join(f"SUM({c})" if c in have else "0" for c in COUNTER_COLUMNS)
     where, args = ("WHERE session_id = ?", (session_id,)) if session_id is not None else ("", ())
     rows = con.execute(f"SELECT tool, {sums} FROM tool_calls {where} GROUP BY tool", args)
     return {r[0]: Usage(*(int(v or 0) for v in tuple(r)[1:])) for r in rows}
@@ -139,7 +128,7 @@ def read_project(
     """
     if not session_db.exists():
         return None
-    con = _connect_ro(session_db)
+    con = open_readonly(session_db)
     try:
         project = _scope(con, None)
         session = _scope(con, session_id) if session_id else None
@@ -179,7 +168,7 @@ def knowledge_base(content_db: Path) -> dict[str, Any]:
     if not content_db.exists():
         return empty
     try:
-        con = _connect_ro(content_db)
+        con = open_readonly(content_db)
     except sqlite3.Error:
         return empty
     try:

@@ -24,6 +24,17 @@ BYTES_PER_TOKEN = 4
 EARLIER_SESSIONS = ""  # session id under which deleted sessions' counters are kept
 
 
+# The database columns of the counters, in `Usage` field order (tool_calls, usage_daily).
+COUNTER_COLUMNS = (
+    "calls",
+    "bytes_returned",
+    "bytes_sandboxed",
+    "bytes_indexed",
+    "cache_hits",
+    "cache_bytes_saved",
+)
+
+
 class Usage(NamedTuple):
     """Counters of one tool (or a sum of tools)."""
 

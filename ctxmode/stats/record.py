@@ -71,6 +71,7 @@ class Recorder:
         self.session_db = session_db
         self.project_dir = project_dir
         self._db: SessionDB | None = None
+        self._inode: int | None = None
         self._lock = threading.Lock()
 
     @property
@@ -78,8 +79,19 @@ class Recorder:
         return stats_file_for(self.session_db)
 
     def _open(self) -> SessionDB:
+        """The database, reopened when its file was deleted or replaced under us (a purge
+        from the CLI while this server runs): counting into the old, unlinked file would
+        bring purged totals back into the stats file."""
+        try:
+            inode: int | None = self.session_db.stat().st_ino
+        except OSError:
+            inode = None
+        if self._db is not None and (inode is None or inode != self._inode):
+            self._db.close()
+            self._db = None
         if self._db is None:
             self._db = SessionDB(self.session_db)
+            self._inode = self.session_db.stat().st_ino
         return self._db
 
     def session_id(self) -> str:
@@ -89,14 +101,13 @@ class Recorder:
             return found
         try:
             with self._lock:
-                sessions = self._open().sessions()
+                latest = self._open().latest_session()
         except Exception:  # counting must never break a tool call
-            sessions = []
-        cutoff = now_iso(-ACTIVE_WITHIN_S)
-        for meta in sessions:
-            if (meta.last_event_at or meta.started_at) >= cutoff:
-                return meta.session_id
-            break
+            latest = None
+        if latest is not None and (latest.last_event_at or latest.started_at) >= now_iso(
+            -ACTIVE_WITHIN_S
+        ):
+            return latest.session_id
         return f"pid-{os.getppid()}"
 
     def record(self, tool: str, usage: Usage, session_id: str | None = None) -> None:
@@ -104,11 +115,10 @@ class Recorder:
         started = time.perf_counter()
         try:
             sid = session_id or self.session_id()
-            with self._lock:
+            with self._lock:  # the file is written in call order
                 sdb = self._open()
                 sdb.add_usage(sid, tool, usage)
-                payload = snapshot(sdb, sid, str(self.project_dir))
-            write_stats_file(self.stats_file, payload)
+                write_stats_file(self.stats_file, snapshot(sdb, sid, str(self.project_dir)))
         except Exception:
             log.exception("could not record stats for %s", tool)
         log.debug("stats for %s recorded in %.1f ms", tool, (time.perf_counter() - started) * 1e3)

@@ -20,12 +20,38 @@ from ctxmode.stats.model import fmt_bytes, savings
 BRAND = "ctxmode"
 
 
+STDIN_WAIT_S = 0.2
+
+
+def _stdin_text(stream: Any) -> str:
+    """What the host piped, without waiting on a stdin it leaves open: a status bar that
+    blocks on its command freezes."""
+    if sys.platform == "win32":
+        import threading
+
+        box: list[str] = []
+        reader = threading.Thread(target=lambda: box.append(stream.read()), daemon=True)
+        reader.start()
+        reader.join(STDIN_WAIT_S)
+        return box[0] if box else ""
+    import select
+
+    chunks: list[bytes] = []
+    fd = stream.fileno()
+    while select.select([fd], [], [], STDIN_WAIT_S)[0]:
+        chunk = os.read(fd, 65536)
+        if not chunk:
+            break
+        chunks.append(chunk)
+    return b"".join(chunks).decode("utf-8", "replace")
+
+
 def _stdin_payload() -> dict[str, Any]:
     stream = sys.stdin
     if stream is None or stream.closed or stream.isatty():
         return {}
     try:
-        data = json.loads(stream.read() or "{}")
+        data = json.loads(_stdin_text(stream) or "{}")
     except (OSError, ValueError):
         return {}
     return data if isinstance(data, dict) else {}
@@ -85,7 +111,7 @@ def line(payload: dict[str, Any], root: Path | None = None) -> str:
     mine: dict[str, Any] | None = None
     project = _project_dir(payload)
     if project is not None:
-        mine = _read(where.stats_file_for(where.session_db_path(project, root)))
+        mine = _read(where.stats_file_for(where.session_db_path(project, root, remember=False)))
     parts: list[str] = []
     if mine is not None:
         sid = payload.get("session_id")
@@ -110,7 +136,7 @@ def _colour(text: str) -> str:
     return f"\033[1;36m{head}\033[0m  \033[32m●\033[0m  {rest}"
 
 
-def run(args: list[str]) -> int:
+def run() -> int:
     """Print the line; never fails (a status bar shows stderr to nobody)."""
     try:
         text = line(_stdin_payload())

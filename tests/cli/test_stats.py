@@ -143,3 +143,21 @@ def test_statusline_survives_a_garbage_stats_file(project):
     )
     stats.write_text("{not json", encoding="utf-8")
     assert _statusline(project).startswith("ctxmode  ●  ")
+
+
+def test_session_project_and_all_projects_nest_in_the_report(project, tmp_path, capsys):
+    record(project, "s1", "ctx_execute", Usage(2, 100, 9000))
+    record(project, "s0", "ctx_search", Usage(1, 700, 0))
+    other = (tmp_path / "other").resolve()
+    other.mkdir()
+    record(other, "s9", "ctx_batch_execute", Usage(1, 50, 40_000))
+    code, doc = run_json(capsys, "stats", "--all-projects", "--session", "s1")
+    assert code == 0
+    data = doc["data"]
+    scopes = [data["session"], data["project"], data["all_projects"]]
+    for part, whole in zip(scopes, scopes[1:]):
+        for key in ("calls", "returned", "sandboxed"):
+            assert part["totals"][key] <= whole["totals"][key]
+        assert part["savings"]["kept_out_bytes"] <= whole["savings"]["kept_out_bytes"]
+        assert part["savings"]["without_bytes"] <= whole["savings"]["without_bytes"]
+    assert [s["totals"]["sandboxed"] for s in scopes] == [9000, 9000, 49_000]

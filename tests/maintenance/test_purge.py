@@ -245,3 +245,34 @@ def test_session_counts_preview_without_deleting(root, project):
     assert purge.session_counts(root, project, "s1") == (1, 1)
     with SessionDB(files["session"]) as sdb:
         assert sdb.has_session("s1")
+
+
+def test_a_session_with_only_server_counters_is_reported_and_the_stats_file_follows(root, project):
+    from ctxmode.stats.record import Recorder
+
+    sdb_path = session_db_path(project, root)
+    recorder = Recorder(sdb_path, project)
+    recorder.record("ctx_execute", Usage(1, 10, 900), "pid-42")
+    recorder.close()
+    stats = stats_file_for(sdb_path)
+    assert '"sandboxed": 900' in stats.read_text(encoding="utf-8")
+    outcome = purge.purge_session(root, project, "pid-42")
+    assert outcome.labels == ["session rows for pid-42"]
+    import json
+
+    data = json.loads(stats.read_text(encoding="utf-8"))
+    assert data["session"]["sandboxed"] == 0  # the purged session is gone from the file
+    assert data["project"]["sandboxed"] == 900  # the project's totals are kept
+
+
+def test_a_file_that_cannot_be_deleted_is_named_and_the_rest_still_goes(root, project):
+    files = populate(root, project)
+    files["events_md"].unlink()
+    files["events_md"].mkdir()  # unlink() of a directory fails like a locked file would
+    from ctxmode.errors import EnvironmentProblem
+
+    with pytest.raises(EnvironmentProblem) as caught:
+        purge.purge_project(root, project)
+    assert str(files["events_md"]) in str(caught.value)
+    assert not files["content"].exists() and not files["session"].exists()
+    assert not files["stats"].exists()

@@ -161,3 +161,10 @@ async def test_insight_writes_the_dashboard_and_says_where(client, monkeypatch):
 async def test_insight_port_out_of_range_is_refused(client):
     text, is_error = await call(client, "ctx_insight", {"port": 70000})
     assert is_error and "port must be between 1 and 65535" in text
+
+
+async def test_purging_an_empty_project_deletes_nothing_every_time(client, state):
+    for _ in range(2):
+        text, is_error = await call(client, "ctx_purge", {"confirm": True, "scope": "project"})
+        assert (text, is_error) == ("Nothing to purge: no data is stored for this project.", False)
+    assert not state.recorder.session_db.exists()

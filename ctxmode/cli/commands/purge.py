@@ -77,8 +77,9 @@ def purge_command(
         if not sys.stdin.isatty():
             raise UsageError("purge deletes data for good: pass --yes to confirm non-interactively")
         target = f"session {session}" if session else f"all ctxmode data of {folder}"
-        if not typer.confirm(f"Permanently delete {target}?", default=False):
-            raise typer.Exit(1)
+        if not typer.confirm(f"Permanently delete {target}?", default=False, err=True):
+            output.stderr.print("Nothing was deleted.")
+            return
     if session:
         outcome = purge.purge_session(root, folder, session)
     else:
@@ -102,10 +103,15 @@ def purge_command(
 
 def _warn_live_servers(root: Path, folder: Path) -> None:
     from ctxmode import dbfiles
+    from ctxmode.session.where import session_db_path
 
-    held = set(dbfiles.holders(paths.ProjectPaths(root, folder).content_db))
+    dbs = [
+        paths.ProjectPaths(root, folder).content_db,
+        session_db_path(folder, root, remember=False),
+    ]
+    held = {pid for pids in dbfiles.holders_of(dbs).values() for pid in pids}
     if held:
         output.warn(
             f"process(es) {', '.join(map(str, sorted(held)))} still have this project's "
-            "knowledge base open; restart them (or the agent) so they stop using the deleted files"
+            "databases open; restart them (or the agent) so they start afresh"
         )

@@ -24,8 +24,9 @@ def stats(
 
     Counts are measured per MCP tool call: bytes returned to the agent and bytes that
     stayed in the sandbox. One formula: without = kept in sandbox + returned, with =
-    returned, kept out = 1 - with / without. Events captured by hooks are shown apart
-    and never counted as savings. Tokens are estimates (bytes / 4). Read-only.
+    max(1, returned), kept out = 1 - with / without. Events captured by hooks are shown
+    apart and never counted as savings. Tokens are estimates (bytes / 4). Read-only: it
+    writes no file.
 
     Example: ctxmode stats --all-projects
     """
@@ -35,7 +36,7 @@ def stats(
     output.use_json(["stats"], json_)
     where = paths.project_paths(project)
     report = build(
-        session_db_path(where.project_dir, where.root),
+        session_db_path(where.project_dir, where.root, remember=False),
         where.content_db,
         where.project_dir,
         all_projects=all_projects,
@@ -54,9 +55,11 @@ def statusline() -> None:
     starts without the CLI framework. Hosts that pipe a JSON payload on stdin (Claude
     Code: session_id, workspace.project_dir) get the figures of that session.
 
-    Example: ctxmode statusline   (Claude Code: "statusLine": {"type": "command",
-    "command": "ctxmode statusline"} in settings.json)
+    For Claude Code, add "statusLine": {"type": "command", "command": "ctxmode
+    statusline"} to settings.json.
+
+    Example: echo '{"session_id": "abc"}' | ctxmode statusline
     """
     from ctxmode.stats.statusline import run
 
-    raise typer.Exit(run([]))
+    raise typer.Exit(run())
