@@ -155,7 +155,7 @@ def test_session_project_and_all_projects_nest_in_the_report(project, tmp_path, 
     assert code == 0
     data = doc["data"]
     scopes = [data["session"], data["project"], data["all_projects"]]
-    for part, whole in zip(scopes, scopes[1:]):
+    for part, whole in zip(scopes, scopes[1:], strict=False):
         for key in ("calls", "returned", "sandboxed"):
             assert part["totals"][key] <= whole["totals"][key]
         assert part["savings"]["kept_out_bytes"] <= whole["savings"]["kept_out_bytes"]

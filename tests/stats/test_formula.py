@@ -5,7 +5,7 @@ import itertools
 
 import pytest
 
-from ctxmode.stats.model import Usage, fmt_bytes, savings, tokens, total
+from ctxmode.stats.model import Usage, fmt_bytes, savings, tokens
 
 
 def test_nothing_measured_is_the_empty_state_not_100_percent():
