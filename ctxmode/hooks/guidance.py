@@ -237,6 +237,6 @@ def ask_reason(rule: str, scope: str) -> str:
 
 
 def _human(size: int) -> str:
-    if size >= 1024 * 1024:
-        return f"{size / (1024 * 1024):.1f} MB"
-    return f"{size / 1024:.0f} KB"
+    from ctxmode.stats.model import fmt_bytes
+
+    return fmt_bytes(size)

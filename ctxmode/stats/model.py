@@ -94,9 +94,9 @@ def fmt_bytes(nbytes: float) -> str:
         return f"{int(n)} B"
     for unit, scale in (("KB", 1024), ("MB", 1024**2)):
         value = n / scale
-        if value < 100:
+        if round(value, 1) < 100:
             return f"{value:.1f} {unit}"
-        if value < 1024:
+        if round(value) < 1024:  # decided on the rounded figure: no "1024 KB", no "100.0 KB"
             return f"{value:.0f} {unit}"
     return f"{n / 1024**3:.2f} GB"
 

@@ -69,8 +69,13 @@ def build(
         everything, more = collect.read_all(session_db.parent)
         problems.extend(more)
     kb = collect.knowledge_base(content_db)
-    quick = statusline.all_projects(session_db.parent)
-    return Report(project, str(project_dir), kb, everything, problems, quick)
+    # Every other project as its stats file says, this one as its database says: the
+    # whole then holds this project's figures exactly, so the part never exceeds it.
+    kept, back, others = statusline.all_projects(session_db.parent, stats_file_for(session_db))
+    mine = total(project.project.by_tool) if project is not None else None
+    if mine is not None and mine.calls:
+        kept, back, others = kept + mine.sandboxed, back + mine.returned, others + 1
+    return Report(project, str(project_dir), kb, everything, problems, (kept, back, others))
 
 
 # ---------------------------------------------------------------------- data

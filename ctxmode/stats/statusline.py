@@ -90,11 +90,12 @@ def _pair(totals: Any) -> tuple[int, int]:
     return (sandboxed, returned) if ok else (0, 0)
 
 
-def all_projects(sessions: Path) -> tuple[int, int, int]:
-    """(kept in sandbox, returned, projects) summed over every project's stats file."""
+def all_projects(sessions: Path, exclude: Path | None = None) -> tuple[int, int, int]:
+    """(kept in sandbox, returned, projects) summed over every project's stats file but
+    `exclude`."""
     sandboxed = returned = projects = 0
     for path in sessions.glob("*.stats.json") if sessions.is_dir() else []:
-        data = _read(path)
+        data = None if path == exclude else _read(path)
         if data is not None:
             kept, back = _pair(data.get("project"))
             sandboxed, returned, projects = sandboxed + kept, returned + back, projects + 1

@@ -161,3 +161,16 @@ def test_session_project_and_all_projects_nest_in_the_report(project, tmp_path, 
         assert part["savings"]["kept_out_bytes"] <= whole["savings"]["kept_out_bytes"]
         assert part["savings"]["without_bytes"] <= whole["savings"]["without_bytes"]
     assert [s["totals"]["sandboxed"] for s in scopes] == [9000, 9000, 49_000]
+
+
+def test_the_all_projects_line_uses_this_projects_database_not_a_stale_file(
+    project, tmp_path, capsys
+):
+    record(project, "s1", "ctx_execute", Usage(1, 10, 5000))
+    other = (tmp_path / "other").resolve()
+    other.mkdir()
+    record(other, "s9", "ctx_execute", Usage(1, 10, 1000))
+    mine = session_db_path(project, paths.data_root())
+    mine.with_name(mine.name.removesuffix(".db") + ".stats.json").unlink()  # lost or stale
+    assert main(["stats"]) == 0
+    assert "All 2 projects: 5.9 KB kept out" in capsys.readouterr().out

@@ -157,7 +157,7 @@ def test_nudges_are_short_and_name_the_tool_to_use(platform):
 def test_the_large_read_nudge_gives_name_and_size():
     text = guidance.large_read_nudge("cursor", "/p/logs/app.log", 3_500_000)
     assert "app.log is 3.3 MB" in text
-    assert "60 KB" in guidance.large_read_nudge("cursor", "a", 61_000)
+    assert "59.6 KB" in guidance.large_read_nudge("cursor", "a", 61_000)
 
 
 @pytest.mark.parametrize(

@@ -69,6 +69,8 @@ def test_tokens_are_bytes_over_four():
         (200 * 1024, "200 KB"),
         (int(7.8 * 1024**2), "7.8 MB"),
         (int(1.25 * 1024**3), "1.25 GB"),
+        (1024**2 - 1, "1.0 MB"),  # not "1024 KB"
+        (int(99.96 * 1024), "100 KB"),  # not "100.0 KB"
     ],
 )
 def test_byte_formatting(n, text):
