@@ -31,17 +31,26 @@ def agent_instructions() -> str:
     shell tool (this function upgrades nothing), and to restart afterwards."""
     install = current_install()
     command = f"{_ctxmode_command()} upgrade --yes"
-    tool = shlex.join(install.command) if install.command else "none"
     lines = [
         "To upgrade ctxmode, run this command with your shell tool:",
         "",
         f"    {command}",
         "",
         f"Installed version: {__version__}. Install method: {install.method} ({install.detail}).",
-        f"It runs the package tool ({tool}), then migrates ctxmode's databases and re-runs "
-        "setup for every platform set up, in a new process of the upgraded code.",
     ]
-    if not install.command:
+    if install.development:
+        lines += [
+            "This is a development install: ctxmode does not change its code. Tell the user "
+            "to update the checkout (git pull, pip install -e .); the command above then "
+            "only migrates ctxmode's databases and re-runs setup for every platform set up.",
+        ]
+    elif install.command:
+        lines.append(
+            f"It runs the package tool ({shlex.join(install.command)}), then migrates "
+            "ctxmode's databases and re-runs setup for every platform set up, in a new "
+            "process of the upgraded code."
+        )
+    else:
         lines.append("This install cannot be upgraded by ctxmode: tell the user the above.")
     lines += [
         "",

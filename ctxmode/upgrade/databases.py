@@ -68,7 +68,7 @@ class Migrated(NamedTuple):
     problem: str | None = None
 
 
-def _migrate(status: DbStatus) -> Migrated:
+def migrate(status: DbStatus) -> Migrated:
     """Open a database the way ctxmode does, which migrates it; report, never delete."""
     path, kind = status.path, status.kind
     if status.version is None:

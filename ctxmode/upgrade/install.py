@@ -1,5 +1,6 @@
-"""How ctxmode is installed (editable checkout, pipx, uv tool, pip) and the command that
-upgrades it, judged from the running interpreter."""
+"""How ctxmode is installed (editable checkout, pipx, uv tool, pip; from the index, a
+repository or a local path) and the command that upgrades it, judged from the running
+interpreter."""
 
 import json
 import os
@@ -14,6 +15,7 @@ if TYPE_CHECKING:
 
 PACKAGE = "ctxmode"
 COMMAND_ENV = "CTXMODE_UPGRADE_COMMAND"
+EDITABLE_ADVICE = "update the checkout yourself (git pull, pip install -e .)"
 
 
 class Install(NamedTuple):
@@ -22,6 +24,12 @@ class Install(NamedTuple):
     method: str  # editable | pipx | uv-tool | venv | user | system | unknown
     command: list[str]
     detail: str
+
+    @property
+    def development(self) -> bool:
+        """An editable checkout without a command: its owner updates the code, `ctxmode
+        upgrade` only runs the step after it (migrations, setup)."""
+        return self.method == "editable" and not self.command
 
 
 class Facts(NamedTuple):
@@ -83,27 +91,56 @@ def _under(path: Path, parent: Path) -> bool:
     return path == parent or parent in path.parents
 
 
+def _local_path(url: str) -> str:
+    """A ``file:`` URL as a local path (percent-encoding undone); other URLs as they are."""
+    if not url.startswith("file:"):
+        return url
+    from urllib.parse import urlparse
+    from urllib.request import url2pathname
+
+    return url2pathname(urlparse(url).path)
+
+
 def _editable_checkout(direct_url: dict[str, Any] | None) -> Path | None:
     if not direct_url or not (direct_url.get("dir_info") or {}).get("editable"):
         return None
     url = str(direct_url.get("url", ""))
     if not url.startswith("file:"):
         return None
-    from urllib.parse import urlparse
-    from urllib.request import url2pathname  # also undoes the percent-encoding
-
-    return Path(url2pathname(urlparse(url).path))
+    return Path(_local_path(url))
 
 
-def _pip(facts: Facts, *extra: str) -> list[str]:
-    return [facts.executable, "-m", "pip", "install", *extra, "--upgrade", PACKAGE]
+def _vcs_requirement(direct_url: dict[str, Any]) -> str | None:
+    """What pip installs again for a PEP 610 VCS install: ``git+URL[@revision]``, the
+    revision the user asked for (a branch or tag follows on; a commit stays put)."""
+    vcs = direct_url.get("vcs_info")
+    url = direct_url.get("url")
+    if not isinstance(vcs, dict) or not isinstance(url, str) or not url:
+        return None
+    kind = vcs.get("vcs") if isinstance(vcs.get("vcs"), str) else "git"
+    spec = url if url.startswith(f"{kind}+") else f"{kind}+{url}"
+    revision = vcs.get("requested_revision")
+    if isinstance(revision, str) and revision:
+        spec += f"@{revision}"
+    subdirectory = direct_url.get("subdirectory")
+    if isinstance(subdirectory, str) and subdirectory:
+        spec += f"#subdirectory={subdirectory}"
+    return spec
+
+
+def _pip(facts: Facts, *extra: str, spec: str = PACKAGE) -> list[str]:
+    return [facts.executable, "-m", "pip", "install", *extra, "--upgrade", spec]
 
 
 def detect(facts: Facts | None = None) -> Install:
     """How ctxmode is installed, judged from the interpreter's prefixes and PEP 610 data.
 
-    Order matters: an editable checkout is upgraded with git whatever venv holds it;
-    pipx and uv tool venvs are virtualenvs their tool must upgrade; then plain pip.
+    The package index is asked only for an install that came from it (no
+    direct_url.json): a checkout, a directory, an archive or a repository is upgraded
+    from where it came, or not at all, never swapped for whatever PyPI calls ctxmode.
+    An editable checkout gets no command whatever venv holds it: its owner updates it.
+    pipx and uv tool remember their source and upgrade from it, so they keep their
+    command; then plain pip.
     """
     f = Facts.current() if facts is None else facts
     if not f.installed:
@@ -114,16 +151,33 @@ def detect(facts: Facts | None = None) -> Install:
         )
     checkout = _editable_checkout(f.direct_url)
     if checkout is not None:
-        detail = f"development install from {checkout}: git pull there, pip is not run"
-        if not (checkout / ".git").exists():
-            return Install("editable", [], f"{detail}; but it is not a git checkout")
-        return Install("editable", ["git", "-C", str(checkout), "pull", "--ff-only"], detail)
-    return environment(f)
+        return Install("editable", [], f"development install at {checkout}: {EDITABLE_ADVICE}")
+    found = environment(f)
+    direct = f.direct_url
+    if direct is None:
+        return found
+    if found.method in ("pipx", "uv-tool"):
+        url = direct.get("url")
+        source = f" (from {_local_path(url)})" if isinstance(url, str) and url else ""
+        return found._replace(detail=f"{found.detail}{source}")
+    spec = _vcs_requirement(direct)
+    if spec is not None:
+        found = environment(f, spec)
+        if not found.command:
+            return found
+        return found._replace(detail=f"{found.detail}, installed from {spec}")
+    url = direct.get("url")
+    where = _local_path(url) if isinstance(url, str) and url else "a direct URL"
+    return Install(
+        found.method,
+        [],
+        f"installed from {where}: reinstall from there (pip install --upgrade {where})",
+    )
 
 
-def environment(f: Facts) -> Install:
-    """`detect` for the environment ctxmode is installed into, an editable checkout aside:
-    pipx and uv tool venvs, then plain pip. Doctor names it even for a checkout."""
+def environment(f: Facts, spec: str = PACKAGE) -> Install:
+    """`detect` for the environment ctxmode is installed into, its source aside: pipx and
+    uv tool venvs, then plain pip installing `spec`. Doctor names it even for a checkout."""
     prefix = Path(f.prefix)
     if prefix.parent.name == "venvs" and (
         (f.pipx_home is not None and _under(prefix, Path(f.pipx_home)))
@@ -136,9 +190,9 @@ def environment(f: Facts) -> Install:
         return Install("uv-tool", ["uv", "tool", "upgrade", prefix.name], f"uv tool {prefix}")
     if f.prefix != f.base_prefix:
         if _uv_venv(prefix):
-            command = ["uv", "pip", "install", "--python", f.executable, "--upgrade", PACKAGE]
+            command = ["uv", "pip", "install", "--python", f.executable, "--upgrade", spec]
             return Install("venv", command, f"uv-managed virtualenv {prefix}")
-        return Install("venv", _pip(f), f"pip in the virtualenv {prefix}")
+        return Install("venv", _pip(f, spec=spec), f"pip in the virtualenv {prefix}")
     managed = Path(f.stdlib, "EXTERNALLY-MANAGED").exists()
     refusal = (
         f"; this Python is externally managed (PEP 668) and pip refuses to change it: "
@@ -147,10 +201,10 @@ def environment(f: Facts) -> Install:
     if f.location and f.user_base and _under(Path(f.location), Path(f.user_base)):
         if managed:
             return Install("user", [], f"pip --user under {f.user_base}{refusal}")
-        return Install("user", _pip(f, "--user"), f"pip --user under {f.user_base}")
+        return Install("user", _pip(f, "--user", spec=spec), f"pip --user under {f.user_base}")
     if managed:
         return Install("system", [], f"pip into the system Python {f.prefix}{refusal}")
-    return Install("system", _pip(f), f"pip into the system Python {f.prefix}")
+    return Install("system", _pip(f, spec=spec), f"pip into the system Python {f.prefix}")
 
 
 def _uv_venv(prefix: Path) -> bool:

@@ -58,7 +58,7 @@ class Resetup(NamedTuple):
     warnings: tuple[str, ...] = ()
 
 
-def _resetup(rec: SetupRecord) -> Resetup:
+def resetup(rec: SetupRecord) -> Resetup:
     """`ctxmode setup <platform> [--project DIR]` again, with the recorded command."""
     from ctxmode.setup import setup
 

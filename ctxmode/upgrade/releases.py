@@ -2,6 +2,7 @@
 
 import json
 import os
+import re
 
 from ctxmode import __version__
 
@@ -36,11 +37,45 @@ def latest_version(url: str | None = None, timeout: float = PYPI_TIMEOUT_S) -> s
     return found[0] if found else None
 
 
-def _release(version: str) -> tuple[int, ...] | None:
-    import re
+# PEP 440's public version scheme with its alternative spellings (a local ``+label`` is
+# accepted and ignored); a version that does not match cannot be compared.
+_VERSION = re.compile(
+    r"""
+    v?
+    (?:(?P<epoch>\d+)!)?
+    (?P<release>\d+(?:\.\d+)*)
+    (?P<pre>[-_.]?(?P<pre_l>alpha|a|beta|b|preview|pre|c|rc)[-_.]?(?P<pre_n>\d+)?)?
+    (?P<post>-(?P<post_n1>\d+)|[-_.]?(?:post|rev|r)[-_.]?(?P<post_n2>\d+)?)?
+    (?P<dev>[-_.]?dev[-_.]?(?P<dev_n>\d+)?)?
+    (?:\+[a-z0-9]+(?:[-_.][a-z0-9]+)*)?
+    """,
+    re.VERBOSE | re.IGNORECASE,
+)
+_PRE = {"a": 0, "alpha": 0, "b": 1, "beta": 1, "c": 2, "rc": 2, "pre": 2, "preview": 2}
+_FINAL = 3  # after every pre-release kind
 
-    match = re.match(r"v?(\d+(?:\.\d+)*)", version.strip())
-    return tuple(int(p) for p in match.group(1).split(".")) if match else None
+Key = tuple[int, tuple[int, ...], tuple[int, int], int, tuple[int, int]]
+
+
+def _release(version: str) -> Key | None:
+    """A sort key: epoch, release (trailing zeros dropped, so 1.0 == 1.0.0), pre-release,
+    post-release, dev release; so ``1.0a1 < 1.0b1 < 1.0rc1 < 1.0 < 1.0.post1``, and
+    ``1.0.dev1`` before all of them. None when `version` is not PEP 440."""
+    match = _VERSION.fullmatch(version.strip())
+    if match is None:
+        return None
+    release = tuple(int(p) for p in match["release"].split("."))
+    while len(release) > 1 and release[-1] == 0:
+        release = release[:-1]
+    dev = (0, int(match["dev_n"] or 0)) if match["dev"] else (1, 0)
+    if match["pre"]:
+        pre = (_PRE[match["pre_l"].lower()], int(match["pre_n"] or 0))
+    elif match["dev"] and not match["post"]:
+        pre = (-1, 0)  # 1.0.dev1 comes before 1.0a1
+    else:
+        pre = (_FINAL, 0)
+    post = int(match["post_n1"] or match["post_n2"] or 0) if match["post"] else -1
+    return int(match["epoch"] or 0), release, pre, post, dev
 
 
 def newer(latest: str | None, installed: str = __version__) -> bool | None:
@@ -48,5 +83,4 @@ def newer(latest: str | None, installed: str = __version__) -> bool | None:
     a, b = _release(latest or ""), _release(installed)
     if a is None or b is None:
         return None
-    width = max(len(a), len(b))
-    return a + (0,) * (width - len(a)) > b + (0,) * (width - len(b))
+    return a > b

@@ -3,7 +3,6 @@
 import platform
 import subprocess
 import sys
-import time
 
 from ctxmode import __version__
 from ctxmode.__main__ import main
@@ -108,14 +107,12 @@ def test_text_and_json_report_the_same_checks(project, capsys):
         assert expected in text
 
 
-def test_a_real_process_runs_quickly_without_a_traceback(project):
-    start = time.monotonic()
+def test_a_real_process_finishes_and_reports_without_a_traceback(project):
     proc = run_process(project)
-    elapsed = time.monotonic() - start
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.startswith(f"ctxmode doctor {__version__}\n\n")
+    assert proc.stdout.rstrip().splitlines()[-1].endswith("failures")  # the summary line
     assert "Traceback" not in proc.stdout + proc.stderr
-    assert elapsed < 10  # about a second on a normal machine; generous for CI
 
 
 def test_no_shell_on_path_is_a_failure_exit_1(project, tmp_path, monkeypatch):

@@ -12,6 +12,8 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
 
+import ctxmode.upgrade.finishing as finishing
+import ctxmode.upgrade.install as install_module
 from ctxmode import paths, upgrade
 from ctxmode.__main__ import main
 from ctxmode.session.schema import MIGRATIONS as SESSION_MIGRATIONS
@@ -226,13 +228,26 @@ class _Terminal(io.StringIO):
         return True
 
 
-def test_at_a_terminal_no_means_nothing_happens(state, monkeypatch, capsys, tmp_path):
+def test_at_a_terminal_no_means_nothing_happens_and_is_exit_0(state, monkeypatch, capsys, tmp_path):
     marker = tmp_path / "tool-ran"
     _tool(monkeypatch, f"open({str(marker)!r}, 'w').close()")
     monkeypatch.setattr(sys, "stdin", _Terminal("n\n"))
-    assert main(["upgrade"]) == 1
+    assert main(["upgrade"]) == 0  # a choice, not a failure
     assert "nothing was changed" in " ".join(capsys.readouterr().err.split())
-    assert not marker.exists()
+    assert not marker.exists() and _version(state["behind"]) == 1
+
+    monkeypatch.setattr(sys, "stdin", _Terminal("n\n"))
+    code, doc, _ = _envelope(capsys)
+    assert code == 0 and doc["data"]["cancelled"] is True
+    assert not marker.exists() and _version(state["behind"]) == 1
+
+
+def test_help_lists_the_exit_codes_and_the_example(capsys):
+    assert main(["upgrade", "--help"]) == 0
+    out = " ".join(capsys.readouterr().out.split())
+    assert "Example: ctxmode upgrade --check" in out
+    for said in ("decline", "nothing was changed", "1 when", "2 without", "4 when", "PEP 668"):
+        assert said in out, said
 
 
 def test_a_failing_tool_is_exit_1_with_its_message_and_nothing_else_touched(
@@ -253,6 +268,164 @@ def test_a_missing_tool_is_exit_1(monkeypatch, capsys):
     assert main(["upgrade", "--yes"]) == 1
     err = " ".join(capsys.readouterr().err.split())
     assert "cannot run ctxmode-no-such-tool" in err and "Traceback" not in err
+    assert "on PATH" in err and "Nothing was changed" in err
+
+
+def test_the_tool_runs_without_prompts(capsys):
+    out = io.StringIO()
+    code = "import os; print(os.environ['GIT_TERMINAL_PROMPT'], os.environ['PIP_NO_INPUT'])"
+    upgrade.run_command(upgrade.Install("venv", [sys.executable, "-c", code], ""), out)
+    assert out.getvalue().split() == ["0", "1"]
+
+
+def test_a_tool_that_hangs_is_stopped_with_everything_it_started(tmp_path):
+    """The grandchild holds the output pipe too: only killing the whole group ends it."""
+    code = (
+        "import subprocess, sys, time\n"
+        "subprocess.Popen([sys.executable, '-c', 'import time; time.sleep(300)'])\n"
+        "print('waiting for a password', flush=True)\n"
+        "time.sleep(300)\n"
+    )
+    hanging = upgrade.Install("venv", [sys.executable, "-c", code], "")
+    with pytest.raises(upgrade.UpgradeFailed) as failed:
+        upgrade.run_command(hanging, io.StringIO(), timeout=2.0)
+    assert "did not finish within 2 seconds and was stopped" in str(failed.value)
+
+
+# --------------------------------------------------------------------------- install kinds
+
+
+def _installed_as(monkeypatch, method: str, command: list[str], detail: str) -> None:
+    """Detection answers `method`; no override, so its own command (if any) applies."""
+    found = upgrade.Install(method, command, detail)
+    monkeypatch.setattr(install_module, "detect", lambda facts=None: found)
+    monkeypatch.delenv("CTXMODE_UPGRADE_COMMAND")
+
+
+DEVELOPMENT = (
+    "development install at /src/ctxmode: update the checkout yourself (git pull, pip install -e .)"
+)
+
+
+def test_a_development_install_skips_the_package_step_and_still_finishes(
+    state, monkeypatch, capsys
+):
+    _installed_as(monkeypatch, "editable", [], DEVELOPMENT)
+    code, doc, _ = _envelope(capsys, "--check")
+    assert code == 0 and doc["data"]["command"] == []
+    assert doc["data"]["package_step"] == "skipped"
+    assert main(["upgrade", "--check"]) == 0
+    out = capsys.readouterr().out
+    assert "update the checkout yourself" in out and "only migrates the databases" in out
+
+    assert main(["upgrade", "--yes"]) == 0
+    out = " ".join(capsys.readouterr().out.split())
+    assert "Development install at /src/ctxmode: update the checkout yourself" in out
+    assert "(git pull, pip install -e .)" in out and "the package step is skipped" in out
+    assert "migrated" in out and "Setup claude-code" in out and "Upgraded" not in out
+    assert _version(state["behind"]) == len(CONTENT_MIGRATIONS)
+    assert "hooks" in json.loads(state["settings"].read_text(encoding="utf-8"))
+
+
+def test_a_development_install_asks_about_the_step_it_runs(state, monkeypatch, capsys):
+    _installed_as(monkeypatch, "editable", [], DEVELOPMENT)
+    monkeypatch.setattr(sys, "stdin", _Terminal("n\n"))
+    assert main(["upgrade"]) == 0
+    err = " ".join(capsys.readouterr().err.split())
+    assert "Migrate the databases and re-run setup" in err and "nothing was changed" in err
+    assert _version(state["behind"]) == 1
+
+
+def test_a_development_install_under_json_says_the_package_step_was_skipped(
+    state, monkeypatch, capsys
+):
+    _installed_as(monkeypatch, "editable", [], DEVELOPMENT)
+    code, doc, _ = _envelope(capsys, "--yes")
+    assert code == 0 and doc["data"]["package_step"] == "skipped"
+    assert doc["data"]["finish"]["version"] == upgrade.__version__
+    assert _version(state["behind"]) == len(CONTENT_MIGRATIONS)
+
+
+@pytest.mark.parametrize(
+    ("method", "detail"),
+    [
+        ("system", "pip into the system Python /usr; this Python is externally managed (PEP 668)"),
+        (
+            "venv",
+            "installed from /src/fork: reinstall from there (pip install --upgrade /src/fork)",
+        ),
+    ],
+)
+def test_no_command_and_not_development_is_exit_4_and_nothing_runs(
+    state, monkeypatch, capsys, method, detail
+):
+    _installed_as(monkeypatch, method, [], detail)
+    code, doc, _ = _envelope(capsys, "--yes")
+    assert code == 4
+    [error] = doc["errors"]
+    assert error["message"] == f"ctxmode cannot upgrade itself here: {detail}"
+    assert _version(state["behind"]) == 1  # the finish step did not run either
+    code, doc, _ = _envelope(capsys, "--check")
+    assert code == 0 and doc["data"]["package_step"] == "impossible"
+
+
+# --------------------------------------------------------------------------- the finish step
+
+
+def test_the_finish_steps_own_error_is_shown(state, monkeypatch, capsys):
+    # --finish with --check is refused by the child with a usage error in its envelope
+    monkeypatch.setattr(finishing, "FINISH_ARGV", [*finishing.FINISH_ARGV, "--check"])
+    code, doc, _ = _envelope(capsys, "--yes")
+    assert code == 1
+    [error] = doc["errors"]
+    assert "ctxmode was upgraded, but the step after it" in error["message"]
+    assert "(exit 2)" in error["message"]
+    assert "--finish and --check exclude each other." in error["message"]
+    assert "ctxmode upgrade --finish" in error["message"]
+
+
+def test_a_crashing_finish_step_shows_its_last_words(state, monkeypatch, capsys):
+    crash = (
+        "import sys; sys.stderr.write('Traceback (most recent call last):\\nBoom: no\\n'); "
+        "sys.exit(1)"
+    )
+    monkeypatch.setattr(finishing, "FINISH_ARGV", ["-c", crash])
+    assert main(["upgrade", "--yes"]) == 1
+    err = capsys.readouterr().err
+    assert "failed (exit 1)" in err and "Boom: no" in err
+    assert "ctxmode upgrade --finish" in err
+
+
+def test_a_finish_step_that_cannot_start_is_a_clear_error(state, monkeypatch, capsys, tmp_path):
+    """`uv tool upgrade` rebuilt the environment: the old interpreter is gone."""
+    monkeypatch.setattr(sys, "executable", str(tmp_path / "gone" / "python"))
+    code, doc, _ = _envelope(capsys, "--yes")
+    assert code == 1
+    [error] = doc["errors"]
+    assert "could not start" in error["message"] and "gone" in error["message"]
+    assert "Run it again: ctxmode upgrade --finish" in error["message"]
+
+
+@pytest.mark.parametrize(
+    ("stdout", "stderr", "reason"),
+    [
+        (
+            json.dumps({"errors": [{"code": "x", "message": "disk full"}, {"message": "again"}]}),
+            "noise",
+            "disk full\nagain",
+        ),
+        (
+            "",
+            "\n".join(f"line {i}" for i in range(30)) + "\n\n",
+            "\n".join(f"line {i}" for i in range(20, 30)),
+        ),
+        ("not json\nlast words\n", "", "not json\nlast words"),
+        (json.dumps({"errors": []}), "", '{"errors": []}'),
+        ("", "", "(exit 3, no output)"),
+    ],
+)
+def test_finish_reason_prefers_the_envelope_then_the_output_tail(stdout, stderr, reason):
+    assert upgrade.finish_reason(3, stdout, stderr) == reason
 
 
 def test_a_bad_override_is_a_usage_error(monkeypatch, capsys):
@@ -262,6 +435,14 @@ def test_a_bad_override_is_a_usage_error(monkeypatch, capsys):
 
 
 # --------------------------------------------------------------------------- agents
+
+
+def test_agent_instructions_for_a_development_install_leave_the_code_to_the_user(monkeypatch):
+    _installed_as(monkeypatch, "editable", [], DEVELOPMENT)
+    text = upgrade.agent_instructions()
+    assert "upgrade --yes" in text and "development install" in text
+    assert "git pull" in text and "only migrates" in text
+    assert "It runs the package tool" not in text
 
 
 def test_agent_instructions_name_the_command_the_method_and_the_restart(monkeypatch):

@@ -1,15 +1,13 @@
 """`ctxmode upgrade`: upgrade with the tool that installed ctxmode, then let the new code
 migrate the databases and re-run setup."""
 
-import json
 import shlex
 import sys
-from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from ctxmode import __version__
+from ctxmode import __version__, paths
 from ctxmode.cli import output
 from ctxmode.cli.options import JsonOpt
 from ctxmode.errors import UsageError
@@ -36,14 +34,22 @@ def upgrade(
 ) -> None:
     """Upgrade ctxmode the way it was installed, then migrate and set up again.
 
-    Detects pipx, uv tool, pip (virtualenv, --user, system Python) or an
-    editable git checkout, and runs that tool's upgrade command with its
-    output on stderr. Then a new process of the upgraded code migrates
-    every database and re-runs `ctxmode setup` for every platform set
-    up, so hook commands stay right. Restart your agents afterwards.
-    --check changes nothing; PyPI out of reach shows "unknown". Without
-    a terminal, --yes is required (exit 2); a failed upgrade is exit 1
-    and touches nothing else.
+    Detects pipx, uv tool or pip (virtualenv, --user, system Python), and
+    whether ctxmode came from PyPI or from a repository, and runs that
+    tool's upgrade command with its output on stderr. Then a new process
+    of the upgraded code migrates every database and re-runs `ctxmode
+    setup` for every platform set up, so hook commands stay right.
+    Restart your agents afterwards. An editable (development) install is
+    not changed: update the checkout yourself (git pull, then
+    pip install -e .); upgrade then only migrates and sets up again.
+    --check changes nothing and shows what applies; PyPI out of reach
+    shows "unknown".
+
+    Exit status: 0 when done, and when you decline at the prompt
+    (nothing was changed); 1 when the upgrade or the step after it
+    failed; 2 without a terminal and without --yes; 4 when ctxmode cannot
+    upgrade itself (an externally managed Python, PEP 668; an install
+    from a local directory or archive; a source tree).
 
     Example: ctxmode upgrade --check
     """
@@ -59,25 +65,21 @@ def upgrade(
     if check:
         _emit_check(install, json_)
         return
-    if not install.command:
+    if not install.command and not install.development:
         from ctxmode.errors import EnvironmentProblem
 
         raise EnvironmentProblem(f"ctxmode cannot upgrade itself here: {install.detail}")
-    _confirm(install, yes)
-    up.run_command(install, sys.stderr)
-    code, out, err = up.run_finish(json_output=True)
-    if err:
-        sys.stderr.write(err)
-    try:
-        parsed = json.loads(out) if code == 0 else None
-    except ValueError:
-        parsed = None
-    done = parsed.get("data") if isinstance(parsed, dict) else None
-    if not isinstance(done, dict):
-        raise up.UpgradeFailed(
-            f"ctxmode was upgraded, but the step after it failed (exit {code}). "
-            "Run it again: ctxmode upgrade --finish"
-        )
+    if not _confirm(install, yes):
+        if json_:
+            output.emit_json({"cancelled": True, "method": install.method})
+        return
+    if install.development:
+        if not json_:  # under --json the envelope's detail says it
+            detail = install.detail[:1].upper() + install.detail[1:]
+            output.stdout.print(f"{detail}; the package step is skipped.")
+    else:
+        up.run_command(install, sys.stderr)
+    done = up.run_finish(after_upgrade=not install.development)
     if json_:
         output.emit_json(
             {
@@ -85,29 +87,39 @@ def upgrade(
                 "method": install.method,
                 "command": install.command,
                 "detail": install.detail,
+                "package_step": "skipped" if install.development else "ran",
                 "finish": done,
             }
         )
         return
-    new = done["version"]
-    change = f"{__version__} → {new}" if new != __version__ else f"{new} (version unchanged)"
-    output.stdout.print(f"Upgraded ctxmode with {install.method}: {change}.")
+    if not install.development:
+        new = done["version"]
+        change = f"{__version__} → {new}" if new != __version__ else f"{new} (version unchanged)"
+        output.stdout.print(f"Upgraded ctxmode with {install.method}: {change}.")
     _render_finish(done)
     output.stdout.print("Restart your agents so they start the new ctxmode MCP server.")
 
 
-def _confirm(install: "Install", yes: bool) -> None:
+def _confirm(install: "Install", yes: bool) -> bool:
+    """Whether to go on: --yes, or the user said yes at the terminal."""
     if yes:
-        return
+        return True
     if sys.stdin is None or not sys.stdin.isatty():
         raise UsageError(
             "ctxmode upgrade asks before it changes anything, and stdin is not a terminal: "
             "pass --yes to upgrade without asking (ctxmode upgrade --check shows what it does)."
         )
-    question = f"Upgrade ctxmode {__version__} with: {shlex.join(install.command)}?"
-    if not typer.confirm(question, default=True, err=True):
-        output.stderr.print("Cancelled; nothing was changed.")
-        raise typer.Exit(1)
+    if install.development:
+        question = (
+            f"Migrate the databases and re-run setup for ctxmode {__version__} "
+            "(a development install: its code is not changed)?"
+        )
+    else:
+        question = f"Upgrade ctxmode {__version__} with: {shlex.join(install.command)}?"
+    if typer.confirm(question, default=True, err=True):
+        return True
+    output.stderr.print("Cancelled; nothing was changed.")
+    return False
 
 
 # --------------------------------------------------------------------------- --check
@@ -128,6 +140,7 @@ def _emit_check(install: "Install", json_: bool) -> None:
         "method": install.method,
         "command": install.command,
         "detail": install.detail,
+        "package_step": _package_step(install),
         "databases": [
             {
                 "path": str(s.path),
@@ -154,7 +167,7 @@ def _emit_check(install: "Install", json_: bool) -> None:
     con.print(f"installed:  ctxmode {__version__}")
     con.print(f"latest:     {shown}{available[update]}")
     con.print(f"method:     {install.method} ({install.detail})")
-    con.print(f"command:    {shlex.join(install.command) if install.command else 'none'}")
+    con.print(f"command:    {_command_line(install)}")
     unreadable = sum(1 for s in statuses if s.state == "unreadable")
     line = f"databases:  {len(statuses)}"
     if behind:
@@ -168,6 +181,23 @@ def _emit_check(install: "Install", json_: bool) -> None:
     con.print(f"platforms:  {setups or 'none set up'}")
     for warning in warnings:
         output.warn(warning)
+
+
+def _package_step(install: "Install") -> str:
+    """What `ctxmode upgrade` would do about the package: run the command, skip it (a
+    development install: only the step after it runs), or refuse (exit 4)."""
+    if install.command:
+        return "run"
+    return "skipped" if install.development else "impossible"
+
+
+def _command_line(install: "Install") -> str:
+    step = _package_step(install)
+    if step == "run":
+        return shlex.join(install.command)
+    if step == "skipped":
+        return "none (upgrade only migrates the databases and re-runs setup)"
+    return "none (ctxmode cannot upgrade itself here)"
 
 
 # --------------------------------------------------------------------------- --finish
@@ -209,22 +239,16 @@ def _emit_finish(data: dict[str, Any], json_: bool) -> None:
         _render_finish(data)
 
 
-def _shown(path: str) -> str:
-    home = Path.home()
-    p = Path(path)
-    return "~/" + str(p.relative_to(home)) if p.is_relative_to(home) else path
-
-
 def _render_finish(data: dict[str, Any]) -> None:
     con = output.stdout
     dbs = data["databases"]
     migrated = [d for d in dbs if d["from"] != d["to"] and not d["problem"]]
     con.print(f"Databases: {len(dbs)} checked, {len(migrated)} migrated.")
     for d in migrated:
-        con.print(f"  migrated {_shown(d['path'])} (schema {d['from']} → {d['to']})")
+        con.print(f"  migrated {paths.home_relative(d['path'])} (schema {d['from']} → {d['to']})")
     for d in dbs:
         if d["problem"]:
-            output.warn(f"{_shown(d['path'])}: {d['problem']}")
+            output.warn(f"{paths.home_relative(d['path'])}: {d['problem']}")
     if not data["setups"]:
         con.print("Setup: no platform is set up.")
     for s in data["setups"]:
