@@ -268,11 +268,23 @@ def _machine_paths() -> list[tuple[str, str]]:
     return sorted(found.items(), key=lambda item: -len(item[0]))
 
 
+def _at_path_boundaries(path: str) -> "re.Pattern[str]":
+    """`path` where it is a whole path or a leading part of one, not a piece of a longer
+    name: no word character, ``/``, ``.``, ``~`` or ``-`` right before it, and after it a
+    ``/``, the end, or any other character that does not continue a file name. A ``.``
+    continues one when a word character follows (``/data.json`` is not ``/data``); at the
+    end of a sentence it does not."""
+    return re.compile(rf"(?<![\w/.~-]){re.escape(path)}(?=/|$|[^\w.-]|\.(?!\w))")
+
+
 def neutral(text: str) -> str:
     """`text` with this machine's paths (home, data root, cwd, temp dir, interpreter
-    prefix) replaced by placeholders, so the page is the same on every machine."""
+    prefix) replaced by placeholders, so the page is the same on every machine.
+
+    Only whole paths are replaced: with the home directory ``/data``, "/data.json" and
+    "/database" stay as they are, "/data/x" becomes "~/x"."""
     for value, placeholder in _machine_paths():
-        text = text.replace(value, placeholder)
+        text = _at_path_boundaries(value).sub(placeholder.replace("\\", "\\\\"), text)
     return text
 
 

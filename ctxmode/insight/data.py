@@ -23,7 +23,16 @@ from ctxmode.stats.model import Usage, total
 from ctxmode.stats.report import TOKENS_NOTE, savings_data
 
 TOP_FILES = 15
-DAILY_NOTE = "a tool's counters in one session are attributed to the UTC day they were last updated"
+DAILY_NOTE = (
+    "every ctx tool call counts on the UTC day it was made, calls of sessions deleted since"
+    " included"
+)
+# Added when a database predates the per-day history (see `read.activity`).
+DAILY_NOTE_APPROXIMATE = (
+    "databases of older ctxmode versions record a tool's counters per session only, so"
+    " theirs show on the UTC day they were last updated, and those of deleted sessions on"
+    " one day"
+)
 
 
 def display_path(path: str, project_dir: str, home: str | None = None) -> str:
@@ -66,6 +75,7 @@ def gather(
     daily: dict[str, Usage] = {}
     categories: Counter[str] = Counter()
     files: Counter[tuple[str, str]] = Counter()
+    exact_days = True
     for db in dbs:
         try:
             stats = collect.read_project(db, None, "" if all_projects else str(project_dir))
@@ -82,6 +92,7 @@ def gather(
             by_tool[tool] = by_tool.get(tool, Usage()).plus(usage)
         for day, usage in found.daily.items():
             daily[day] = daily.get(day, Usage()).plus(usage)
+        exact_days = exact_days and (found.exact_days or not found.daily)
         categories.update(scope.captured.by_category)
         for (event_project, path), count in found.files.items():
             owner = event_project or stats.project_dir
@@ -115,5 +126,8 @@ def gather(
             ]
         ],
         "problems": problems,
-        "notes": {"tokens": TOKENS_NOTE, "daily": DAILY_NOTE},
+        "notes": {
+            "tokens": TOKENS_NOTE,
+            "daily": DAILY_NOTE if exact_days else f"{DAILY_NOTE}; {DAILY_NOTE_APPROXIMATE}",
+        },
     }

@@ -6,6 +6,7 @@ with no network and leaks nothing. Every text taken from the data is escaped.
 """
 
 from datetime import date, timedelta
+from pathlib import PureWindowsPath
 from typing import Any
 
 from ctxmode.insight.charts import Bar, Column, Segment, columns, esc, hbars
@@ -167,9 +168,16 @@ def _category_section(categories: list[dict[str, Any]]) -> str:
     )
 
 
+def _is_absolute(path: str) -> bool:
+    """A path that says where it is by itself, so no project name goes before it: POSIX
+    absolute, home-relative (``~``), or Windows absolute: a drive letter and a root
+    (``C:/…``, ``C:\\…``) or a UNC share (``//server/share/…``)."""
+    return path.startswith(("/", "\\", "~")) or PureWindowsPath(path).is_absolute()
+
+
 def _file_label(row: dict[str, Any], all_projects: bool) -> str:
     path = str(row["path"])
-    if all_projects and row["project_dir"] and not path.startswith(("/", "~")):
+    if all_projects and row["project_dir"] and not _is_absolute(path):
         return f"{str(row['project_dir']).rstrip('/').rsplit('/', 1)[-1]}: {path}"
     return path
 

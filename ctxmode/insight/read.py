@@ -1,8 +1,10 @@
 """What the dashboard needs beyond `ctxmode.stats.collect`: counters per day and file paths.
 
-Read-only like the stats readers (SQLite ``mode=ro``): looking at the dashboard must never
-create, migrate or lock a database that hooks and servers are writing. Errors are raised
-as ``sqlite3.Error`` so the caller can name the database in its list of problems.
+Read-only like the stats readers (`ctxmode.dbfiles.open_readonly`): looking at the
+dashboard must never create, migrate or lock a database that hooks and servers are
+writing, nor leave a ``-wal``/``-shm`` file next to a closed one (gc would take that for
+use). Errors are raised as ``sqlite3.Error`` so the caller can name the database in its
+list of problems.
 """
 
 import re
@@ -11,19 +13,12 @@ from datetime import date
 from pathlib import Path
 from typing import NamedTuple
 
-from ctxmode.stats.model import Usage
+from ctxmode.dbfiles import open_readonly
+from ctxmode.stats.model import COUNTER_COLUMNS, Usage
 
 # Only these file events hold a path; globs and searches hold patterns, not files.
 FILE_PATH_TYPES = ("file_read", "file_edit", "file_write")
 _DAY = re.compile(r"\d{4}-\d{2}-\d{2}")
-_DAILY_COLUMNS = (  # in `Usage` order
-    "calls",
-    "bytes_returned",
-    "bytes_sandboxed",
-    "bytes_indexed",
-    "cache_hits",
-    "cache_bytes_saved",
-)
 _MAX_PATH_CHARS = 4096  # longer "paths" are captured text, not a file name
 
 
@@ -32,10 +27,9 @@ class Activity(NamedTuple):
 
     daily: dict[str, Usage]
     files: dict[tuple[str, str], int]  # (event's project dir, path as recorded) -> events
-
-
-def _connect_ro(path: Path) -> sqlite3.Connection:
-    return sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True, timeout=5)
+    # True when the days come from the per-call history (``usage_daily``); False for a
+    # database written before it existed, whose days are only approximate (see `_daily`).
+    exact_days: bool = True
 
 
 def _is_day(value: object) -> bool:
@@ -49,22 +43,38 @@ def _is_day(value: object) -> bool:
     return True
 
 
-def _daily(con: sqlite3.Connection) -> dict[str, Usage]:
-    """Counters by the UTC day each ``tool_calls`` row was last updated.
+def _columns(con: sqlite3.Connection, table: str) -> set[str]:
+    return {str(r[1]) for r in con.execute(f"PRAGMA table_info({table})")}
 
-    A row sums every call of one tool in one session, so its bytes land on the day of the
-    session's last call of that tool: the finest split the database records.
+
+def _sums(have: set[str]) -> str:
+    """``SUM(column)`` for every counter, in `Usage` order; 0 for a column a database
+    written by an older version lacks."""
+    return ", ".join(f"SUM({c})" if c in have else "0" for c in COUNTER_COLUMNS)
+
+
+def _daily(con: sqlite3.Connection) -> tuple[dict[str, Usage], bool]:
+    """Counters per UTC day summed over tools, and whether the days are exact.
+
+    ``usage_daily`` counts every call on the day it was made and is never folded, so a
+    deleted session's history keeps its days. A database written before that table
+    existed only has ``tool_calls``: one row per session and tool whose bytes land on the
+    day it was last updated, and the rows of deleted sessions, folded into one, pile onto
+    a single day. That is still the best it can tell, so it is used then.
     """
-    have = {r[1] for r in con.execute("PRAGMA table_info(tool_calls)")}
-    sums = ", ".join(f"SUM({c})" if c in have else "0" for c in _DAILY_COLUMNS)
-    rows = con.execute(
-        f"SELECT substr(updated_at, 1, 10) AS day, {sums} FROM tool_calls GROUP BY day"
-    ).fetchall()
+    have = _columns(con, "usage_daily")
+    if have:
+        query = f"SELECT day, {_sums(have)} FROM usage_daily GROUP BY day"
+    else:
+        query = (
+            f"SELECT substr(updated_at, 1, 10) AS day, {_sums(_columns(con, 'tool_calls'))}"
+            " FROM tool_calls GROUP BY day"
+        )
     daily: dict[str, Usage] = {}
-    for day, *values in rows:
+    for day, *values in con.execute(query).fetchall():
         if _is_day(day):
             daily[day] = Usage(*(int(v or 0) for v in values))
-    return daily
+    return daily, bool(have)
 
 
 def _files(con: sqlite3.Connection) -> dict[tuple[str, str], int]:
@@ -86,8 +96,9 @@ def activity(session_db: Path) -> Activity:
     """
     if not session_db.exists():
         return Activity({}, {})
-    con = _connect_ro(session_db)
+    con = open_readonly(session_db)
     try:
-        return Activity(_daily(con), _files(con))
+        daily, exact = _daily(con)
+        return Activity(daily, _files(con), exact)
     finally:
         con.close()

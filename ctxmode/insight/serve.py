@@ -10,6 +10,7 @@ import errno
 import json
 import logging
 import socketserver
+import sys
 from collections.abc import Callable
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
@@ -28,7 +29,9 @@ Gather = Callable[[], dict[str, Any]]
 class InsightServer(ThreadingHTTPServer):
     """A threading HTTP server on 127.0.0.1 that renders `gather()`'s data per request."""
 
-    allow_reuse_address = True  # restart right after Ctrl+C (TIME_WAIT)
+    # Restart right after Ctrl+C (TIME_WAIT). Not on Windows: there SO_REUSEADDR lets a
+    # second process bind a port that is already in use.
+    allow_reuse_address = sys.platform != "win32"
     allow_reuse_port = False  # never share the port with another process
     daemon_threads = True
 

@@ -109,6 +109,43 @@ def test_output_does_not_depend_on_the_machine(tmp_path):
         assert str(Path.home()) not in text
 
 
+def test_a_home_that_begins_other_words_is_replaced_only_as_a_path(tmp_path):
+    """With the home directory and the data root at /data, "/data.json" in a help text is
+    not a path under them: the page comes out byte for byte as committed."""
+    env = {
+        **os.environ,
+        "HOME": "/data",
+        "CTXMODE_DIR": "/data",
+        "XDG_DATA_HOME": "/data/.local/share",
+        "PYTHONPATH": str(REPO),
+    }
+    out = tmp_path / "out"
+    for args in (["--out", str(out)], ["--check"]):
+        result = subprocess.run(
+            [sys.executable, "-m", "ctxmode.cli.gendocs", *args],
+            cwd=tmp_path,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
+        assert result.returncode == 0, f"{args}: {result.stderr}; {REGENERATE}"
+    man = (out / gendocs.MAN_PAGE).read_bytes()
+    assert b"/data.json" in man
+    assert man == (REPO / gendocs.MAN_PAGE).read_bytes()
+
+
+def test_only_whole_paths_become_placeholders(monkeypatch):
+    monkeypatch.setattr(
+        gendocs, "_machine_paths", lambda: [("/data/x", "<data root>"), ("/data", "~")]
+    )
+    text = "GET /data.json; see /data/x/logs, /data. /database /data-old x/data ~/data (/data)"
+    assert gendocs.neutral(text) == (
+        "GET /data.json; see <data root>/logs, ~. /database /data-old x/data ~/data (~)"
+    )
+    assert gendocs.neutral("/data") == "~" and gendocs.neutral("/data/x") == "<data root>"
+
+
 # --- what the man page covers -------------------------------------------------------------
 
 

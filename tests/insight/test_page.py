@@ -3,9 +3,12 @@
 import json
 import re
 
+import pytest
+
 from ctxmode import paths
 from ctxmode.insight import data, page
 from ctxmode.session.db import SessionDB
+from ctxmode.session.events import Event
 from ctxmode.session.where import session_db_path
 from ctxmode.stats.model import Usage, savings
 from ctxmode.stats.report import EMPTY_STATE
@@ -156,7 +159,41 @@ def test_paths_are_shown_relative_to_the_project_and_home():
 def test_a_row_with_a_bad_date_is_left_out_of_the_days(project):
     with SessionDB(session_db_path(project, paths.data_root())) as sdb:
         sdb.add_usage("s1", "ctx_execute", Usage(calls=1, returned=10, sandboxed=90))
+        sdb.connection.execute("UPDATE usage_daily SET day = '2024-13-45'")
         sdb.connection.execute("UPDATE tool_calls SET updated_at = '2024-13-45T00:00:00.000Z'")
     found = data.gather(project)
     assert found["daily"] == [] and found["totals"]["calls"] == 1
     assert 'class="empty"' in chart(page.render(found), "savings-over-time")
+
+
+def test_windows_absolute_paths_get_no_project_name(project):
+    recorded = ["C:\\work\\notes.md", "D:/x/y.py", "\\\\server\\share\\z.py", "src/rel.py"]
+    with SessionDB(session_db_path(project, paths.data_root())) as sdb:
+        sdb.add_events(
+            "s1",
+            [Event("file_read", path) for path in recorded],
+            source_hook="PostToolUse",
+            project_dir=str(project),
+        )
+    files = chart(page.render(data.gather(project, all_projects=True)), "top-files")
+    for shown in ("C:/work/notes.md", "D:/x/y.py", "//server/share/z.py", "proj: src/rel.py"):
+        assert f">{shown}</text>" in files, shown
+    assert "proj: C:" not in files and "proj: D:" not in files and "proj: //" not in files
+
+
+@pytest.mark.parametrize(
+    ("path", "label"),
+    [
+        ("C:/Users/me/a.py", "C:/Users/me/a.py"),
+        ("c:\\Users\\me\\a.py", "c:\\Users\\me\\a.py"),
+        ("//server/share/a.py", "//server/share/a.py"),
+        ("/home/me/a.py", "/home/me/a.py"),
+        ("~/a.py", "~/a.py"),
+        ("src/a.py", "proj: src/a.py"),
+        ("a:b.py", "proj: a:b.py"),  # a file name with a colon, not a drive
+    ],
+)
+def test_file_labels_name_the_project_only_for_relative_paths(path, label):
+    row = {"path": path, "project_dir": "~/code/proj", "events": 1}
+    assert page._file_label(row, all_projects=True) == label
+    assert page._file_label(row, all_projects=False) == path

@@ -17,6 +17,7 @@ import pytest
 
 from ctxmode import paths
 from ctxmode.__main__ import main
+from ctxmode.insight.serve import InsightServer, bind
 from ctxmode.session.db import SessionDB
 from ctxmode.session.where import session_db_path
 from ctxmode.stats.model import Usage
@@ -152,3 +153,34 @@ def test_a_port_in_use_is_an_environment_problem(project, capsys):
         assert main(["insight", "--serve", "--port", str(port), "--no-open"]) == 4
     err = capsys.readouterr().err
     assert f"port {port}" in err and "--port 0" in err and "Traceback" not in err
+
+
+@pytest.mark.parametrize(
+    ("platform", "reuse"), [("win32", False), ("linux", True), ("darwin", True)]
+)
+def test_address_reuse_is_never_asked_for_on_windows(platform, reuse):
+    """SO_REUSEADDR restarts a server right after Ctrl+C on POSIX; on Windows it would let a
+    second process bind a port that is already in use."""
+    code = (
+        f"import sys; sys.platform = {platform!r}\n"
+        "from ctxmode.insight.serve import InsightServer\n"
+        "print(InsightServer.allow_reuse_address, InsightServer.allow_reuse_port)"
+    )
+    result = subprocess.run(
+        [sys.executable, "-c", code],
+        cwd=Path(__file__).resolve().parents[2],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=True,
+    )
+    assert result.stdout.split() == [str(reuse), "False"]
+
+
+def test_the_socket_option_follows_the_class(project):
+    server = bind(0, lambda: {})
+    try:
+        option = server.socket.getsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR)
+        assert bool(option) is InsightServer.allow_reuse_address
+    finally:
+        server.server_close()
