@@ -1,8 +1,15 @@
 """SQLite files on disk: a database is a family of files (the main file, ``-wal``,
 ``-shm``, and ``-journal`` after a crash), and deleting one means deleting all of them.
 
-Shared by purge and gc, so both delete the same way and both refuse to delete under a
-live process.
+Shared by purge, gc and every reader of another process's databases:
+
+- `family`, `family_size`, `unlink_family`: the files of one database, as one;
+- `holders`, `holders_of`: which other processes have a database open (purge and gc
+  refuse to delete under a live process);
+- `last_written`: when a database was last written (gc's measure of use);
+- `open_readonly`: a connection for looking only (stats, insight, doctor, gc's plan):
+  it creates no file and changes no modification time of a closed database;
+- `keep_mtime`: maintenance writes that must not count as use.
 """
 
 import os
@@ -10,6 +17,8 @@ from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING
+
+from ctxmode import paths
 
 if TYPE_CHECKING:
     import sqlite3
@@ -25,11 +34,6 @@ def family(db: Path) -> list[Path]:
 def family_size(db: Path) -> int:
     """Bytes used on disk by the database and its sidecars (0 for missing files)."""
     return int(sum(_stat(path, "st_size") for path in family(db)))
-
-
-def last_used(db: Path) -> float:
-    """The latest modification time of any file of the family (0.0 if none exists)."""
-    return max(_stat(path, "st_mtime") for path in family(db))
 
 
 def _stat(path: Path, field: str) -> float:
@@ -68,19 +72,42 @@ def holders_of(dbs: Iterable[Path]) -> dict[Path, list[int]]:
     """`holders` for many databases in one pass over the processes (gc looks at every
     database at once; one /proc walk per database would cost seconds on a busy machine).
 
-    Every database given is a key; its value is empty when nobody else has it open.
+    Every database given is a key; its value is empty when nobody else has it open. An
+    open file is matched by identity (device and inode), else by its normalized path
+    (`same_file_key`: symlinks resolved, case folded where the file system ignores case),
+    so a process that spells the path differently is still found.
     """
     wanted = list(dbs)
-    owner: dict[str, Path] = {}
+    by_key: dict[str, Path] = {}
+    by_id: dict[tuple[int, int], Path] = {}
+    names: set[str] = set()
     for db in wanted:
         for path in family(db):
-            if path.exists():
-                owner[str(path.resolve())] = db
+            try:
+                st = path.stat()
+            except OSError:
+                continue
+            by_key[same_file_key(path)] = db
+            if st.st_ino:  # 0 where the platform has no inode numbers
+                by_id[(st.st_dev, st.st_ino)] = db
+            names.add(_fold(path.name))
     result: dict[Path, list[int]] = {db: [] for db in wanted}
-    if not owner:
+    if not by_key:
         return result
+
+    def match(opened: str, stat_target: str) -> Path | None:
+        # Cheap name filter first: only files named like ours are stat'ed or resolved.
+        if _fold(os.path.basename(opened)) not in names:
+            return None
+        try:
+            st = os.stat(stat_target)
+            hit = by_id.get((st.st_dev, st.st_ino)) if st.st_ino else None
+        except OSError:
+            hit = None
+        return hit if hit is not None else by_key.get(same_file_key(opened))
+
     me = os.getpid()
-    proc = Path("/proc")
+    proc = Path(PROC)
     if proc.is_dir() and (proc / "self" / "fd").is_dir():
         for entry in proc.iterdir():
             if not entry.name.isdigit() or int(entry.name) == me:
@@ -92,9 +119,10 @@ def holders_of(dbs: Iterable[Path]) -> dict[Path, list[int]]:
             seen: set[Path] = set()
             for fd in fds:
                 try:
-                    hit = owner.get(os.readlink(fd))
+                    target = os.readlink(fd)
                 except OSError:
                     continue
+                hit = match(target, str(fd))
                 if hit is not None and hit not in seen:
                     seen.add(hit)
                     result[hit].append(int(entry.name))
@@ -105,51 +133,80 @@ def holders_of(dbs: Iterable[Path]) -> dict[Path, list[int]]:
         if process.pid == me:
             continue
         try:
-            open_paths = {f.path for f in process.open_files()}
+            opened = [f.path for f in process.open_files()]
         except (psutil.Error, OSError):
             continue
-        for db in {owner[p] for p in open_paths if p in owner}:
+        hits = {hit for p in opened if (hit := match(p, p)) is not None}
+        for db in hits:
             result[db].append(process.pid)
     return result
+
+
+PROC = "/proc"  # Linux's process table; where it is missing, psutil lists open files
+
+
+def _fold(text: str) -> str:
+    return text.casefold() if paths._CASE_INSENSITIVE_FS else text
+
+
+def same_file_key(path: Path | str) -> str:
+    """A path normalized for comparison: absolute, symlinks resolved, and on file systems
+    that ignore case (macOS, Windows) case-folded, so two spellings of one file are equal."""
+    return _fold(os.path.normcase(os.path.realpath(path)))
 
 
 def last_written(db: Path) -> float:
     """The latest modification time of the main file, ``-wal`` or ``-journal`` (0.0 if
     none exists): when the database was last written.
 
-    Unlike `last_used`, the ``-shm`` file does not count: it is shared memory every
-    reader writes to (lock slots, WAL recovery), gc's own inspection included, so its
-    mtime says nothing about whether anyone still uses the project.
+    Two sidecars do not count. The ``-shm`` file is shared memory every reader writes to
+    (lock slots, WAL recovery), gc's own inspection included. An empty ``-wal`` holds no
+    writes: a read-only connection creates one (with the current time) and cannot delete
+    it, and a checkpoint that emptied it had already written the main file. Neither says
+    anyone still uses the project.
     """
     latest = 0.0
     for path in family(db):
         if path.name.endswith("-shm"):
             continue
         try:
-            latest = max(latest, path.stat().st_mtime)
+            st = path.stat()
         except OSError:
             continue
+        if path.name.endswith("-wal") and st.st_size == 0:
+            continue
+        latest = max(latest, st.st_mtime)
     return latest
 
 
 def open_readonly(db: Path) -> "sqlite3.Connection":
     """A connection that reads the database without creating a file or writing its data.
 
-    SQLite creates ``-wal``/``-shm`` files even for a read-only connection to a WAL
-    database. When they exist (someone has it open, or a crash left them) they are used
-    as they are (``mode=ro``; only the ``-shm`` shared memory may change, as it does for
-    every reader); when they do not, the main file holds everything and is opened
-    ``immutable``, so no sidecar appears. A dry run and a status report can look at every
-    closed database and leave the tree byte for byte as it was.
+    Use it for every look at a database that is not a write of its own (reports, status,
+    a dry run): a plain ``sqlite3.connect``, even with ``mode=ro``, creates an empty
+    ``-wal`` and a ``-shm`` next to a WAL database, with the current time, which makes an
+    old project look used (`last_written`) and leaves files behind.
+
+    - No ``-wal``/``-shm`` (the database is closed, its last connection checkpointed):
+      everything is in the main file, which is opened ``immutable``. No file is created,
+      nothing is written, no modification time changes.
+    - Either sidecar exists (someone has it open, or a crash or an older read left them):
+      ``mode=ro`` with both, so committed writes still in the WAL are seen; SQLite
+      writes only the ``-shm`` shared memory, as it does for every reader. With a lone
+      sidecar ``immutable`` again: creating the missing one is what this avoids.
+
+    Always ``mode=ro``: a missing database is an error, not a new empty file. Rows come
+    back as `sqlite3.Row`.
 
     Raises:
-        sqlite3.Error: the file cannot be opened; the error tells whether it is damaged.
+        sqlite3.Error: the file is missing or cannot be opened; the error tells whether
+            it is damaged.
     """
     import sqlite3
     from urllib.request import pathname2url
 
     wal, shm = (Path(f"{db}{suffix}").exists() for suffix in ("-wal", "-shm"))
-    flag = "mode=ro" if wal and shm else "immutable=1"
+    flag = "mode=ro" if wal and shm else "mode=ro&immutable=1"
     con = sqlite3.connect(f"file:{pathname2url(str(db.absolute()))}?{flag}", uri=True, timeout=1.0)
     con.row_factory = sqlite3.Row
     return con

@@ -2,13 +2,31 @@
 ctx_* tools only while one exists, so it must exist exactly while a server runs.
 
 One file per server, ``<data root>/servers/<pid>.json``. A marker whose process is gone
-(a server killed with SIGKILL) is stale: `live_servers` ignores it and deletes it.
+(a server killed with SIGKILL) is stale: `live_servers` ignores it and deletes it;
+`read_markers` reports it (``live`` false) and leaves it, for readers that must not
+change anything (a gc dry run, doctor).
+
+This module is on the hook path: it imports nothing heavy (`pid_alive` loads psutil
+only where there is no POSIX ``kill``).
 """
 
 import json
 import os
 import time
+from collections.abc import Iterator
 from pathlib import Path
+from typing import NamedTuple
+
+_POSIX = os.name == "posix"
+
+
+class Marker(NamedTuple):
+    """One server's readiness marker, as read from disk."""
+
+    pid: int
+    project_dir: str | None  # None when the marker cannot be read or names no project
+    live: bool  # its process still runs
+    path: Path
 
 
 def markers_dir(root: Path) -> Path:
@@ -34,33 +52,67 @@ def remove_marker(marker: Path) -> None:
         pass
 
 
-def _alive(pid: int) -> bool:
+def pid_alive(pid: int) -> bool:
+    """Whether a process with this id exists. When in doubt, True: callers use it to
+    protect what a running process uses, and a wrong "dead" loses data.
+
+    POSIX: ``kill(pid, 0)`` (no signal is sent). Elsewhere (Windows) `os.kill` would
+    send a real signal or fail, so ``psutil.pid_exists`` answers instead.
+    """
+    if pid <= 0:  # kill(0, …) and kill(-n, …) address process groups, not a process
+        return False
+    if not _POSIX:
+        import psutil
+
+        try:
+            return bool(psutil.pid_exists(pid))
+        except Exception:  # an unexpected platform error: stay on the safe side
+            return True
     try:
         os.kill(pid, 0)
     except ProcessLookupError:
         return False
-    except PermissionError:
+    except PermissionError:  # exists, owned by someone else
+        return True
+    except OSError:
         return True
     return True
 
 
-def live_servers(root: Path) -> list[int]:
-    """PIDs of running servers; stale markers are removed on the way."""
-    folder = markers_dir(root)
+def _marker_files(folder: Path) -> Iterator[tuple[int, Path]]:
+    """(pid, path) of every marker file in `folder` (none when it cannot be listed)."""
     try:
         names = os.listdir(folder)
     except OSError:
-        return []
-    alive = []
+        return
     for name in names:
-        if not name.endswith(".json"):
+        stem = name[: -len(".json")]
+        if not name.endswith(".json") or not stem.isascii() or not stem.isdigit():
             continue
+        yield int(stem), folder / name
+
+
+def read_markers(root: Path) -> list[Marker]:
+    """Every readiness marker under `root`, live or not; reads only (nothing is removed)."""
+    found = []
+    for pid, path in _marker_files(markers_dir(root)):
+        project_dir = None
         try:
-            pid = int(name[: -len(".json")])
-        except ValueError:
-            continue
-        if _alive(pid):
+            body = json.loads(path.read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            body = None
+        if isinstance(body, dict) and isinstance(body.get("project_dir"), str):
+            project_dir = body["project_dir"] or None
+        found.append(Marker(pid, project_dir, pid_alive(pid), path))
+    return found
+
+
+def live_servers(root: Path) -> list[int]:
+    """PIDs of running servers; stale markers are removed on the way."""
+    alive = []
+    for pid, path in _marker_files(markers_dir(root)):
+        if pid_alive(pid):
             alive.append(pid)
         else:
-            remove_marker(folder / name)
+            remove_marker(path)
     return alive

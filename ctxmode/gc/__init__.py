@@ -18,15 +18,22 @@ the index of files that did not change. The rules, in order:
    first. Live projects and the current one (gc's ``current``) are never deleted for
    size: the result then says "over budget" instead.
 3. Every surviving database is checkpointed (``wal_checkpoint(TRUNCATE)``) and, when its
-   free pages are worth it (over 10 % of the file or over 1 MB), vacuumed.
+   free pages are worth it (over 10 % of the file or over 1 MB), vacuumed. A database
+   another process has open, or of a project a running server names, only gets a
+   ``PASSIVE`` checkpoint: its hooks and tools must not wait for gc.
 4. Stale small files go: hook markers and guidance directories older than a day,
-   readiness markers of dead servers, leftover ``*.tmp`` files older than a day.
+   readiness markers of dead servers, leftover ``*.tmp`` files older than a day, files
+   of databases a gc that stopped half-way was deleting (``….gc-<pid>``).
 
 `plan` only reads: databases through connections that create no file, readiness markers
-without cleaning them. `apply` carries a plan out and re-checks each step against the
-disk as it is then, so it never deletes more than the plan lists (a project that became
-live, or that is no longer needed to meet the budget, stays). A database that cannot be
+without cleaning them; a folder or file it cannot read is skipped with a note. `apply`
+carries a plan out and re-checks each step against the disk as it is then, so it never
+deletes more than the plan lists (a project that became live, a session active again,
+or a project no longer needed to meet the budget, stays). A database that cannot be
 read is reported and left alone. Bytes in a plan are estimates; `apply` measures them.
+A project is deleted by renaming its files to ``<name>.gc-<pid>`` first, checking once
+more that no process opened them, and only then unlinking them (else they are renamed
+back): no process is ever left writing to a deleted file.
 
 Last use is the last write (`dbfiles.last_written`): hooks write a project's session
 database whenever an agent works in it. gc's own writes are not use, so it puts the

@@ -1,21 +1,32 @@
-"""gc's apply: carry a plan out, re-checking every step against the disk first."""
+"""gc's apply: carry a plan out, re-checking every step against the disk first.
 
+Processes are looked up in batches (`dbfiles.holders_of` walks every process once per
+call): once for all projects about to be deleted, once more on their renamed files, and
+once before compacting. A database another process has open (or whose project a running
+server names) gets only a passive checkpoint: VACUUM and a truncating checkpoint need
+the database to themselves and would make that process's hooks and tools wait.
+"""
+
+import errno
+import os
 import shutil
 import sqlite3
 import time
 from pathlib import Path
 
 from ctxmode import db as sqlitedb
-from ctxmode import dbfiles
+from ctxmode import dbfiles, readiness
 from ctxmode.errors import CtxError
 from ctxmode.gc.inventory import (
     STALE_FILE_SECONDS,
-    _file_gone,
-    _mtime,
-    _scan,
-    _servers,
-    _size,
-    _tree_stats,
+    TRASH_MARK,
+    file_gone,
+    file_mtime,
+    file_size,
+    scan,
+    servers,
+    trash_pid,
+    tree_stats,
 )
 from ctxmode.gc.limits import DAY, Budget
 from ctxmode.gc.model import (
@@ -24,75 +35,191 @@ from ctxmode.gc.model import (
     Expiry,
     Note,
     Plan,
-    Project,
     Report,
     StaleFile,
-    _deletion_action,
-    _file_actions,
-    _freed,
-    _iso,
-    _over_budget_note,
-    _project_of,
-    _rel,
-    _worth_vacuum,
+    deletion_action,
+    file_actions,
     human,
+    iso,
+    over_budget_note,
+    project_of,
+    relative,
+    total_freed,
+    worth_vacuum,
 )
 
 BUSY_TIMEOUT_S = 2.0  # gc waits this long for a lock held by a live process, then moves on
 
-
-def _live_now(root: Path, project: Project) -> str | None:
-    """Why a project planned for deletion must stay after all, checked right before."""
-    served, _ = _servers(root)
-    if project.hash in served:
-        return "a running ctxmode server uses it"
-    held = dbfiles.holders_of(db.path for db in project.databases)
-    pids = sorted({pid for pids in held.values() for pid in pids})
-    if pids:
-        return "in use by process " + ", ".join(str(p) for p in pids)
-    return None
+Outcome = Action | Note | None
 
 
-def _delete_project(root: Path, d: Deletion, max_age: float, now: float) -> Action | Note:
-    project = d.project
-    why = _live_now(root, project)
-    if why is None and d.reason == "age":
-        used = max(dbfiles.last_written(db.path) for db in project.databases)
-        if now - used <= max_age:
-            why = "used again since the plan was made"
-    if why is not None:
-        return Note(project.label(), f"not deleted: {why}")
-    freed = 0
+def _pids(held: dict[Path, list[int]], dbs: list[Path]) -> list[int]:
+    return sorted({pid for db in dbs for pid in held.get(db, [])})
+
+
+def _still_deletable(
+    root: Path, deletions: list[Deletion], max_age: float, now: float
+) -> tuple[list[Deletion], list[Note]]:
+    """The planned deletions that may still go, checked right before: no running server
+    names the project, no process has one of its databases open (one pass over the
+    processes for all of them), and a project planned for its age was not used since."""
+    if not deletions:
+        return [], []
+    served, _ = servers(root)
+    held = dbfiles.holders_of(db.path for d in deletions for db in d.project.databases)
+    chosen: list[Deletion] = []
+    notes: list[Note] = []
+    for d in deletions:
+        project = d.project
+        why = None
+        pids = _pids(held, [db.path for db in project.databases])
+        if project.hash in served:
+            why = "a running ctxmode server uses it"
+        elif pids:
+            why = "in use by process " + ", ".join(str(p) for p in pids)
+        elif d.reason == "age":
+            used = max(dbfiles.last_written(db.path) for db in project.databases)
+            if now - used <= max_age:
+                why = "used again since the plan was made"
+        if why is None:
+            chosen.append(d)
+        else:
+            notes.append(Note(project.label(), f"not deleted: {why}"))
+    return chosen, notes
+
+
+def trash_name(db: Path) -> Path:
+    """Where `apply` moves a database right before unlinking it: the same folder (a
+    rename, never a copy), a name no reader opens, its sidecars named after it."""
+    return db.with_name(f"{db.name}{TRASH_MARK}{os.getpid()}")
+
+
+Moves = list[tuple[Path, Path]]  # (original name, trash name) of every file moved
+
+
+def _to_trash(dbs: list[Path]) -> Moves:
+    """Rename every file of these databases to its trash name; on failure put back what
+    moved and raise.
+
+    Sidecars go first and the main file last: a process opening the database in between
+    still finds a whole database (the main file, checkpointed when its last connection
+    closed) and makes fresh sidecars of its own; it is then caught holding the renamed
+    main file, and the database is put back.
+    """
+    moved: Moves = []
     try:
-        for db in project.databases:
-            size = dbfiles.family_size(db.path)
-            dbfiles.unlink_family(db.path)
-            freed += size
-        for extra in project.extras:
-            size = _size(extra)
-            extra.unlink(missing_ok=True)
-            freed += size
-    except OSError as exc:
-        return Note(project.label(), f"only partly deleted ({human(freed)}): {exc}")
-    return _deletion_action(d, freed, False)
+        for db in dbs:
+            trash = trash_name(db)
+            for suffix in (*dbfiles.SIDECARS, ""):
+                src, dst = Path(f"{db}{suffix}"), Path(f"{trash}{suffix}")
+                if not os.path.lexists(src):
+                    continue
+                if os.path.lexists(dst):
+                    raise FileExistsError(errno.EEXIST, "a leftover of an earlier gc", str(dst))
+                os.rename(src, dst)
+                moved.append((src, dst))
+    except OSError:
+        _restore(moved)
+        raise
+    return moved
 
 
-def _expire(root: Path, e: Expiry, limits: Budget, now: float) -> Action | Note:
+def _restore(moved: Moves) -> list[Path]:
+    """Put renamed files back (main files first), never over a file that appeared under
+    the old name meanwhile; return the files left under their trash names (collected
+    later, once this process is gone and nobody holds them)."""
+    left = []
+    for src, dst in sorted(moved, key=lambda m: m[0].name.endswith(dbfiles.SIDECARS)):
+        try:
+            if os.path.lexists(src):
+                raise FileExistsError(errno.EEXIST, "taken", str(src))
+            os.rename(dst, src)
+        except OSError:  # noqa: PERF203 - each file on its own
+            left.append(dst)
+    return left
+
+
+def _delete_projects(root: Path, chosen: list[Deletion]) -> list[Outcome]:
+    """Delete the chosen projects, closing the gap between the last check and the unlink.
+
+    Every database family is renamed to its trash name first, then the processes are
+    checked once more, on the renamed files: one that opened a database after the check
+    holds a renamed file, and that project is renamed back and kept. Only then are the
+    files unlinked, so no process is left writing to a deleted file.
+    """
+    if not chosen:
+        return []
+    outcomes: list[Outcome] = []
+    moved: list[tuple[Deletion, Moves]] = []
+    for d in chosen:
+        try:
+            moved.append((d, _to_trash([db.path for db in d.project.databases])))
+        except OSError as exc:  # noqa: PERF203 - Windows: a file another process has open
+            outcomes.append(Note(d.project.label(), f"not deleted: {exc}"))
+    held = dbfiles.holders_of(trash_name(db.path) for d, _ in moved for db in d.project.databases)
+    for d, files in moved:
+        project = d.project
+        pids = _pids(held, [trash_name(db.path) for db in project.databases])
+        if pids:
+            left = _restore(files)
+            why = f"process {', '.join(map(str, pids))} opened it while it was being deleted"
+            if left:
+                why += f"; a new database took its name, the old files stay as {left[0].name}"
+            outcomes.append(Note(project.label(), f"not deleted: {why}"))
+            continue
+        freed = 0
+        try:
+            for _, trash in files:
+                size = file_size(trash)
+                trash.unlink(missing_ok=True)
+                freed += size
+            for extra in project.extras:
+                size = file_size(extra)
+                extra.unlink(missing_ok=True)
+                freed += size
+        except OSError as exc:
+            outcomes.append(Note(project.label(), f"only partly deleted ({human(freed)}): {exc}"))
+            continue
+        outcomes.append(deletion_action(d, freed, False))
+    return outcomes
+
+
+def _expire(root: Path, e: Expiry, limits: Budget, now: float) -> Outcome:
+    cutoff = iso(now - limits.max_age_days * DAY)
     try:
         if e.kind == "sources":
-            count = _expire_sources(e, _iso(now - limits.max_age_days * DAY))
+            count = _expire_sources(e, cutoff)
+        elif e.kind == "sessions":
+            count = _expire_sessions(e, cutoff)
         else:
             from ctxmode.session.db import SessionDB
 
             with SessionDB(e.db) as sdb:
-                if e.kind == "sessions":
-                    count = len(sdb.cleanup_old_sessions(limits.max_age_days))
-                else:
-                    count = sdb.delete_orphans()
+                count = sdb.delete_orphans()
     except (CtxError, sqlite3.Error, OSError) as exc:
-        return Note(_rel(root, e.db), f"could not expire {e.kind}: {exc}")
+        return Note(relative(root, e.db), f"could not expire {e.kind}: {exc}")
     detail = e.detail if count == e.count else f"{count} (planned: {e.detail})"
-    return Action(f"expire-{e.kind}", _rel(root, e.db), detail, count, None, False)
+    return Action(f"expire-{e.kind}", relative(root, e.db), detail, count, None, False)
+
+
+def _expire_sessions(e: Expiry, cutoff: str) -> int:
+    """Delete the planned sessions that are still idle since before the cutoff, and no
+    other: one that became active again stays, one that went idle after the plan waits
+    for the next run. `SessionDB.delete_session` folds its counters into the project's
+    totals. One short transaction per session, so hooks writing this database wait
+    for one session at most."""
+    from ctxmode.session.db import SessionDB
+
+    count = 0
+    with SessionDB(e.db) as sdb:
+        for session_id in e.items:
+            with sdb.transaction():
+                meta = sdb.meta(session_id)
+                if meta is None or (meta.last_event_at or meta.started_at) >= cutoff:
+                    continue
+                sdb.delete_session(session_id)
+                count += 1
+    return count
 
 
 def _expire_sources(e: Expiry, cutoff: str) -> int:
@@ -108,7 +235,7 @@ def _expire_sources(e: Expiry, cutoff: str) -> int:
             if row is None:
                 continue
             path, indexed = row["file_path"], row["indexed_at"]
-            stale = _file_gone(path) if path is not None else indexed < cutoff
+            stale = file_gone(path) if path is not None else indexed < cutoff
             if stale and store.delete_source(label):
                 count += 1
         if count:
@@ -124,14 +251,38 @@ def _fts_optimize(con: sqlite3.Connection) -> None:
         con.execute("INSERT INTO chunks_fts(chunks_fts) VALUES('optimize')")
 
 
-def _compact(root: Path, db: Path) -> Action | Note | None:
-    """Checkpoint the WAL into the main file and truncate it; VACUUM when worth it."""
+def _compact_all(root: Path, dbs: list[Path]) -> list[Outcome]:
+    """Compact these databases, gently those in use (one pass over the processes)."""
+    if not dbs:
+        return []
+    served, _ = servers(root)
+    held = dbfiles.holders_of(dbs)
+    outcomes = []
+    for db in dbs:
+        pids = held[db]
+        user = None
+        if pids:
+            user = "process " + ", ".join(str(p) for p in pids)
+        elif project_of(db) in served:
+            user = "a running ctxmode server"
+        with dbfiles.keep_mtime(db):
+            outcomes.append(_compact(root, db, user))
+    return outcomes
+
+
+def _compact(root: Path, db: Path, user: str | None = None) -> Outcome:
+    """Checkpoint the WAL into the main file and truncate it; VACUUM when worth it.
+
+    A database in use (`user` says by whom) gets a PASSIVE checkpoint only: it copies
+    what no reader still needs and waits for nobody; VACUUM is skipped (with a note
+    when it would have paid).
+    """
     if not db.is_file():
         return None
     from urllib.request import pathname2url
 
     before = dbfiles.family_size(db)
-    vacuum = False
+    vacuum = skipped = False
     try:
         con = sqlite3.connect(
             f"file:{pathname2url(str(db.absolute()))}?mode=rw",
@@ -140,36 +291,44 @@ def _compact(root: Path, db: Path) -> Action | Note | None:
             isolation_level=None,
         )
     except sqlite3.Error as exc:
-        return Note(_rel(root, db), f"not compacted: {exc}")
+        return Note(relative(root, db), f"not compacted: {exc}")
     try:
         page_size = int(con.execute("PRAGMA page_size").fetchone()[0])
         pages = int(con.execute("PRAGMA page_count").fetchone()[0])
         free = int(con.execute("PRAGMA freelist_count").fetchone()[0])
-        vacuum = _worth_vacuum(free * page_size, pages * page_size)
+        worth = worth_vacuum(free * page_size, pages * page_size)
+        vacuum, skipped = worth and user is None, worth and user is not None
         if vacuum:
             con.execute("VACUUM")
-        con.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchall()
+        mode = "TRUNCATE" if user is None else "PASSIVE"
+        con.execute(f"PRAGMA wal_checkpoint({mode})").fetchall()
     except sqlite3.Error as exc:
-        return Note(_rel(root, db), f"not compacted: {exc}")
+        return Note(relative(root, db), f"not compacted: {exc}")
     finally:
         con.close()
+    if skipped:
+        return Note(relative(root, db), f"not vacuumed: in use by {user}; checkpointed only")
     freed = before - dbfiles.family_size(db)
     if freed <= 0 and not vacuum:
         return None
     detail = "checkpoint + vacuum" if vacuum else "checkpoint"
-    return Action("compact", _rel(root, db), detail, 1, freed, False)
+    return Action("compact", relative(root, db), detail, 1, freed, False)
 
 
-def _remove_file(item: StaleFile, now: float) -> bool:
+def _remove_file(item: StaleFile, now: float, held: dict[Path, list[int]]) -> bool:
     if item.kind == "server":
         return False  # readiness.live_servers removes those, see `apply`
-    if item.kind == "guidance":
-        if _tree_stats(item.path)[0] >= now - STALE_FILE_SECONDS:
+    if item.kind == "trash":
+        pid = trash_pid(item.path.name)
+        if held.get(item.path) or pid is None or readiness.pid_alive(pid):
+            return False
+    elif item.kind == "guidance":
+        if tree_stats(item.path)[0] >= now - STALE_FILE_SECONDS:
             return False
         if item.path.is_dir() and not item.path.is_symlink():
             shutil.rmtree(item.path, ignore_errors=True)
             return not item.path.exists()
-    elif _mtime(item.path) >= now - STALE_FILE_SECONDS:
+    elif file_mtime(item.path) >= now - STALE_FILE_SECONDS:
         return False
     try:
         item.path.unlink()
@@ -191,49 +350,67 @@ def apply(p: Plan) -> Report:
     max_age = p.budget.max_age_days * DAY
     now = time.time()
 
-    def record(outcome: Action | Note | None) -> None:
-        if isinstance(outcome, Action):
-            actions.append(outcome)
-        elif isinstance(outcome, Note):
-            notes.append(outcome)
+    def record(outcomes: list[Outcome]) -> None:
+        for outcome in outcomes:
+            if isinstance(outcome, Action):
+                actions.append(outcome)
+            elif isinstance(outcome, Note):
+                notes.append(outcome)
 
-    for d in (d for d in p.deletions if d.reason == "age"):
-        record(_delete_project(p.root, d, max_age, now))
+    aged, kept = _still_deletable(
+        p.root, [d for d in p.deletions if d.reason == "age"], max_age, now
+    )
+    notes += kept
+    record(_delete_projects(p.root, aged))
     for e in p.expiries:
         with dbfiles.keep_mtime(e.db):
-            record(_expire(p.root, e, p.budget, now))
+            record([_expire(p.root, e, p.budget, now)])
 
     budgeted = [d for d in p.deletions if d.reason == "budget"]
     later = {d.project.hash for d in budgeted}
-    survivors = p.survivors()
-    for db in survivors:
-        if _project_of(db.path) not in later:
-            with dbfiles.keep_mtime(db.path):
-                record(_compact(p.root, db.path))
-    for d in budgeted:
-        if _measure(p) <= p.budget.max_bytes:
+    survivors = [db.path for db in p.survivors()]
+    record(_compact_all(p.root, [db for db in survivors if project_of(db) not in later]))
+    record(_delete_projects(p.root, _over_budget(p, budgeted, notes, max_age, now)))
+    spared = [db for db in survivors if project_of(db) in later and db.exists()]
+    record(_compact_all(p.root, spared))
+
+    trash = [f.path for f in p.files if f.kind == "trash"]
+    held = dbfiles.holders_of(trash) if trash else {}
+    removed = [f for f in p.files if _remove_file(f, now, held)]
+    if any(f.kind == "server" for f in p.files):
+        readiness.live_servers(p.root)
+        removed += [f for f in p.files if f.kind == "server" and not f.path.exists()]
+    actions += file_actions(removed, False)
+
+    report = Report(False, p.budget, actions, notes, p.total, _measure(p), total_freed(actions))
+    if report.over_budget:
+        report.notes.append(over_budget_note(report.total_after, p.budget))
+    return report
+
+
+def _over_budget(
+    p: Plan, budgeted: list[Deletion], notes: list[Note], max_age: float, now: float
+) -> list[Deletion]:
+    """The size budget's candidates (least recently used first) that must go for the
+    measured total to meet the budget, among those still deletable; notes for the rest."""
+    total = _measure(p) if budgeted else 0
+    if total <= p.budget.max_bytes:
+        notes.extend(
+            Note(d.project.label(), "not deleted: the budget is met without it") for d in budgeted
+        )
+        return []
+    deletable, kept = _still_deletable(p.root, budgeted, max_age, now)
+    notes.extend(kept)
+    chosen = []
+    for d in deletable:
+        if total <= p.budget.max_bytes:
             notes.append(Note(d.project.label(), "not deleted: the budget is met without it"))
             continue
-        record(_delete_project(p.root, d, max_age, now))
-    for db in survivors:  # the budget's candidates that were spared
-        if _project_of(db.path) in later and db.path.exists():
-            with dbfiles.keep_mtime(db.path):
-                record(_compact(p.root, db.path))
-
-    removed = [f for f in p.files if _remove_file(f, now)]
-    if any(f.kind == "server" for f in p.files):
-        from ctxmode.readiness import live_servers
-
-        live_servers(p.root)
-        removed += [f for f in p.files if f.kind == "server" and not f.path.exists()]
-    actions += _file_actions(removed, False)
-
-    report = Report(False, p.budget, actions, notes, p.total, _measure(p), _freed(actions))
-    if report.over_budget:
-        report.notes.append(_over_budget_note(report.total_after, p.budget))
-    return report
+        chosen.append(d)
+        total -= sum(dbfiles.family_size(db.path) for db in d.project.databases)
+    return chosen
 
 
 def _measure(p: Plan) -> int:
     """Bytes all databases under the root take now (a fresh scan: others may write)."""
-    return sum(project.size for project in _scan(p.root).values())
+    return sum(project.size for project in scan(p.root).values())

@@ -2,12 +2,13 @@
 servers and processes that hold files open, rows that would expire, stale small files."""
 
 import os
+import re
 import sqlite3
 from pathlib import Path
 
-from ctxmode import dbfiles, paths
+from ctxmode import dbfiles, paths, readiness
 from ctxmode.gc.limits import DAY
-from ctxmode.gc.model import Database, Expiry, Project, StaleFile
+from ctxmode.gc.model import Database, Expiry, Note, Project, StaleFile, relative
 
 STALE_FILE_SECONDS = DAY
 
@@ -18,18 +19,37 @@ SESSION_OVERHEAD = 2.0
 
 _HEX = frozenset("0123456789abcdef")
 
+# A database family renamed away by `apply` right before it is unlinked:
+# ``<name>.gc-<pid>`` and its sidecars (``<name>.gc-<pid>-wal`` …).
+TRASH_MARK = ".gc-"
+_TRASH = re.compile(r"\.gc-(\d+)(?:-wal|-shm|-journal)?$")
+
 
 def _is_hash(text: str) -> bool:
     return len(text) == 16 and set(text) <= _HEX
 
 
-def _scan(root: Path) -> dict[str, Project]:
+def trash_pid(name: str) -> int | None:
+    """The pid of the gc that renamed this file away, if it is such a file."""
+    found = _TRASH.search(name)
+    return int(found.group(1)) if found else None
+
+
+def _unreadable(notes: list[Note] | None, root: Path, path: Path, exc: OSError) -> None:
+    if notes is not None:
+        why = exc.strerror or str(exc)
+        notes.append(Note(relative(root, path), f"cannot be read ({why}); skipped"))
+
+
+def scan(root: Path, notes: list[Note] | None = None) -> dict[str, Project]:
     """Every project with a database under `root`, with the small files that go with it.
 
     Databases are ``content/<hash>.db`` and ``sessions/<hash><suffix>.db`` (suffix empty
     or ``__…``); other files in ``sessions/`` named after the hash (events markdown, stats,
     cleanup markers, the cached worktree suffix) belong to the project and go with it.
-    Damaged copies set aside (``….corrupt-<ms>``) are never touched.
+    Damaged copies set aside (``….corrupt-<ms>``) and files `apply` is deleting
+    (``….gc-<pid>``) are never part of a project. A folder or file that cannot be read
+    (no permission) is skipped, with a note in `notes` when given.
     """
     projects: dict[str, Project] = {}
 
@@ -39,7 +59,10 @@ def _scan(root: Path) -> dict[str, Project]:
     for kind, folder in (("content", root / "content"), ("session", root / "sessions")):
         try:
             names = sorted(os.listdir(folder))
-        except OSError:
+        except (FileNotFoundError, NotADirectoryError):
+            continue
+        except OSError as exc:
+            _unreadable(notes, root, folder, exc)
             continue
         for name in names:
             path = folder / name
@@ -47,7 +70,19 @@ def _scan(root: Path) -> dict[str, Project]:
             if name.startswith(".") and name.endswith(".suffix") and _is_hash(name[1:17]):
                 project(name[1:17]).extras.append(path)
                 continue
-            if not _is_hash(key) or ".corrupt-" in name or name.endswith(dbfiles.SIDECARS):
+            if (
+                not _is_hash(key)
+                or ".corrupt-" in name
+                or name.endswith(dbfiles.SIDECARS)
+                or trash_pid(name) is not None
+            ):
+                continue
+            try:
+                regular = path.is_file()
+            except OSError as exc:
+                _unreadable(notes, root, path, exc)
+                continue
+            if not regular:
                 continue
             if (
                 kind == "content"
@@ -58,66 +93,39 @@ def _scan(root: Path) -> dict[str, Project]:
                     and (rest == ".db" or rest[:2] == "__")
                 )
             ):
-                if path.is_file():
-                    project(key).databases.append(
-                        Database(path, kind, dbfiles.family_size(path), dbfiles.last_written(path))
-                    )
-            elif kind == "session" and path.is_file():
+                project(key).databases.append(
+                    Database(path, kind, dbfiles.family_size(path), dbfiles.last_written(path))
+                )
+            elif kind == "session":
                 project(key).extras.append(path)
     return {k: p for k, p in projects.items() if p.databases}
 
 
-def _servers(root: Path) -> tuple[set[str], list[StaleFile]]:
+def servers(root: Path) -> tuple[set[str], list[StaleFile]]:
     """Hashes of projects a running server names, and readiness markers of dead ones.
 
-    Reads only: `readiness.live_servers` would delete the dead markers, which a dry run
-    must not do.
+    Reads only (`readiness.read_markers`): `readiness.live_servers` would delete the dead
+    markers, which a dry run must not do.
     """
-    import json
-
     live: set[str] = set()
     dead: list[StaleFile] = []
-    folder = root / "servers"
-    try:
-        names = os.listdir(folder)
-    except OSError:
-        return live, dead
-    for name in names:
-        if not name.endswith(".json") or not name[:-5].isdigit():
-            continue
-        marker = folder / name
-        if not _alive(int(name[:-5])):
-            dead.append(StaleFile(marker, _size(marker), "server"))
-            continue
-        try:
-            body = json.loads(marker.read_text(encoding="utf-8"))
-            project_dir = str(body["project_dir"])
-        except (OSError, ValueError, KeyError, TypeError):
-            continue
-        live.update({paths.project_hash(project_dir), paths.legacy_project_hash(project_dir)})
+    for marker in readiness.read_markers(root):
+        if not marker.live:
+            dead.append(StaleFile(marker.path, file_size(marker.path), "server"))
+        elif marker.project_dir:
+            d = marker.project_dir
+            live.update({paths.project_hash(d), paths.legacy_project_hash(d)})
     return live, dead
 
 
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    except OSError:
-        return False
-    return True
-
-
-def _size(path: Path) -> int:
+def file_size(path: Path) -> int:
     try:
         return path.stat().st_size
     except OSError:
         return 0
 
 
-def _inspect(db: Database, cutoff: str) -> tuple[Database, list[Expiry], str | None]:
+def inspect_database(db: Database, cutoff: str) -> tuple[Database, list[Expiry], str | None]:
     """Read one database without changing it: its pages, and which rows would expire.
 
     Returns the database with its page counts (or its problem), the expiries, and the
@@ -127,10 +135,10 @@ def _inspect(db: Database, cutoff: str) -> tuple[Database, list[Expiry], str | N
 
     expiries: list[Expiry] = []
     project_dir: str | None = None
-    wal = _size(Path(f"{db.path}-wal"))
+    wal = file_size(Path(f"{db.path}-wal"))
     try:
         con = dbfiles.open_readonly(db.path)
-    except sqlite3.Error as exc:
+    except (sqlite3.Error, OSError) as exc:
         return replace(db, problem=f"cannot be opened: {exc}"), [], None
     try:
         version = int(con.execute("PRAGMA user_version").fetchone()[0])
@@ -171,7 +179,7 @@ def _estimate(size: int, share: float, stored: float) -> int:
     return int(min(size * min(share, 1.0), stored))
 
 
-def _file_gone(path: str) -> bool:
+def file_gone(path: str) -> bool:
     try:
         os.stat(path)
     except (FileNotFoundError, NotADirectoryError):
@@ -185,7 +193,7 @@ def _content_expiries(con: sqlite3.Connection, db: Database, cutoff: str) -> lis
     rows = con.execute("SELECT label, file_path, indexed_at, bytes FROM sources").fetchall()
     total = sum(r["bytes"] or 0 for r in rows) or 1
     old = [r for r in rows if r["file_path"] is None and r["indexed_at"] < cutoff]
-    gone = [r for r in rows if r["file_path"] is not None and _file_gone(r["file_path"])]
+    gone = [r for r in rows if r["file_path"] is not None and file_gone(r["file_path"])]
     if not old and not gone:
         return []
     parts = []
@@ -255,25 +263,33 @@ def _session_expiries(con: sqlite3.Connection, db: Database, cutoff: str) -> lis
     return found
 
 
-def _stale_files(root: Path, now: float) -> list[StaleFile]:
+def stale_files(root: Path, now: float) -> list[StaleFile]:
+    """Small files nobody needs any more: hook markers and guidance directories older
+    than a day, ``*.tmp`` files older than a day, and files of databases a gc was
+    deleting when it stopped (its process is gone). Unreadable entries are skipped."""
     cutoff = now - STALE_FILE_SECONDS
     markers = root / "markers"
     found = [
-        StaleFile(entry, _size(entry), "marker")
+        StaleFile(entry, file_size(entry), "marker")
         for entry in _entries(markers)
-        if entry.is_file() and _mtime(entry) < cutoff
+        if _is_file(entry) and file_mtime(entry) < cutoff
     ]
     for entry in _entries(root / "guidance"):
-        newest, size = _tree_stats(entry)
+        newest, size = tree_stats(entry)
         if newest < cutoff:
             found.append(StaleFile(entry, size, "guidance"))
+    for databases in (root / "content", root / "sessions"):
+        for entry in _entries(databases):
+            pid = trash_pid(entry.name)
+            if pid is not None and not readiness.pid_alive(pid) and _is_file(entry):
+                found.append(StaleFile(entry, file_size(entry), "trash"))
     skip = {markers, root / "guidance"}
     for folder, dirs, files in os.walk(root):
         dirs[:] = [d for d in dirs if Path(folder, d) not in skip]
         for name in files:
             path = Path(folder, name)
-            if name.endswith(".tmp") and _mtime(path) < cutoff:
-                found.append(StaleFile(path, _size(path), "tmp"))
+            if name.endswith(".tmp") and file_mtime(path) < cutoff:
+                found.append(StaleFile(path, file_size(path), "tmp"))
     return found
 
 
@@ -284,20 +300,34 @@ def _entries(folder: Path) -> list[Path]:
         return []
 
 
-def _mtime(path: Path) -> float:
+def _is_file(path: Path) -> bool:
+    try:
+        return path.is_file()
+    except OSError:
+        return False
+
+
+def _is_dir(path: Path) -> bool:
+    try:
+        return path.is_dir() and not path.is_symlink()
+    except OSError:
+        return False
+
+
+def file_mtime(path: Path) -> float:
     try:
         return path.stat().st_mtime
     except OSError:
         return float("inf")  # vanished or unreadable: not stale
 
 
-def _tree_stats(path: Path) -> tuple[float, int]:
+def tree_stats(path: Path) -> tuple[float, int]:
     """Newest mtime and total size of a file, or of a directory and everything in it."""
-    newest, size = _mtime(path), _size(path) if path.is_file() else 0
-    if path.is_dir() and not path.is_symlink():
+    newest, size = file_mtime(path), file_size(path) if _is_file(path) else 0
+    if _is_dir(path):
         for folder, _, files in os.walk(path):
-            newest = max(newest, _mtime(Path(folder)))
+            newest = max(newest, file_mtime(Path(folder)))
             for name in files:
-                newest = max(newest, _mtime(Path(folder, name)))
-                size += _size(Path(folder, name))
+                newest = max(newest, file_mtime(Path(folder, name)))
+                size += file_size(Path(folder, name))
     return newest, size

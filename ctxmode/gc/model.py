@@ -1,5 +1,6 @@
 """gc's data: what the inventory finds, what a plan lists, what a report tells; and the
-small helpers that turn them into report lines (shared by `plan` previews and `apply`)."""
+small helpers that turn them into report lines (shared by `plan` previews and `apply`,
+so public to the package; not part of `ctxmode.gc`'s API)."""
 
 import time
 from collections.abc import Iterable
@@ -79,7 +80,7 @@ class Deletion:
 class StaleFile:
     path: Path
     size: int
-    kind: str  # "marker" | "guidance" | "server" | "tmp"
+    kind: str  # "marker" | "guidance" | "server" | "tmp" | "trash"
 
 
 @dataclass(frozen=True)
@@ -106,7 +107,6 @@ class Plan:
     root: Path
     budget: Budget
     now: float
-    current: str | None
     projects: list[Project]
     deletions: list[Deletion]
     expiries: list[Expiry]
@@ -131,23 +131,25 @@ class Plan:
 
     def preview(self) -> "Report":
         """The report of a dry run: what `apply` would do, with estimated bytes."""
-        actions = [_deletion_action(d, d.project.size, True) for d in self.deletions]
+        actions = [deletion_action(d, d.project.size, True) for d in self.deletions]
         actions += [_expiry_action(self.root, e) for e in self.expiries]
         budgeted = {d.project.hash for d in self.deletions}
         expired: dict[Path, int] = {}
         for e in self.expiries:
             expired[e.db] = expired.get(e.db, 0) + e.estimate
         for db in self.survivors():
-            if _project_of(db.path) in budgeted:
+            if project_of(db.path) in budgeted:
                 continue
-            freed, vacuum = _reclaim(db, expired.get(db.path, 0))
+            freed, vacuum = reclaim(db, expired.get(db.path, 0))
             if freed:
                 detail = "checkpoint + vacuum" if vacuum else "checkpoint"
-                actions.append(Action("compact", _rel(self.root, db.path), detail, 1, freed, True))
-        actions += _file_actions(self.files, True)
+                actions.append(
+                    Action("compact", relative(self.root, db.path), detail, 1, freed, True)
+                )
+        actions += file_actions(self.files, True)
         notes = list(self.notes)
         if self.over_budget:
-            notes.append(_over_budget_note(self.estimated_after, self.budget))
+            notes.append(over_budget_note(self.estimated_after, self.budget))
         return Report(
             True,
             self.budget,
@@ -155,7 +157,7 @@ class Plan:
             notes,
             self.total,
             self.estimated_after,
-            _freed(actions),
+            total_freed(actions),
         )
 
 
@@ -174,36 +176,36 @@ class Report:
         return self.total_after > self.budget.max_bytes
 
 
-def _freed(actions: Iterable[Action]) -> int:
+def total_freed(actions: Iterable[Action]) -> int:
     return sum(a.bytes or 0 for a in actions)
 
 
-def _rel(root: Path, path: Path) -> str:
+def relative(root: Path, path: Path) -> str:
     try:
         return str(path.relative_to(root))
     except ValueError:
         return str(path)
 
 
-def _project_of(db: Path) -> str:
+def project_of(db: Path) -> str:
     return db.stem[:16]
 
 
-def _worth_vacuum(free_bytes: int, page_bytes: int) -> bool:
+def worth_vacuum(free_bytes: int, page_bytes: int) -> bool:
     return free_bytes > VACUUM_MIN_BYTES or (
         page_bytes > 0 and free_bytes > VACUUM_MIN_FRACTION * page_bytes
     )
 
 
-def _reclaim(db: Database, expired: int) -> tuple[int, bool]:
+def reclaim(db: Database, expired: int) -> tuple[int, bool]:
     """Bytes compacting the database would free once `expired` bytes of rows are gone
     (estimate), and whether that takes a VACUUM."""
     free = db.free_bytes + expired
-    vacuum = _worth_vacuum(free, db.page_bytes)
+    vacuum = worth_vacuum(free, db.page_bytes)
     return min(db.size, db.wal_bytes + (free if vacuum else 0)), vacuum
 
 
-def _over_budget_note(total: int, limit: Budget) -> Note:
+def over_budget_note(total: int, limit: Budget) -> Note:
     return Note(
         "budget",
         f"still over budget ({human(total)} of {human(limit.max_bytes)}): what remains is "
@@ -220,12 +222,12 @@ def human(n: int) -> str:
     return f"{n / MB:.1f} MB"
 
 
-def _iso(epoch: float) -> str:
+def iso(epoch: float) -> str:
     """The databases' timestamp format (ISO-8601 UTC, milliseconds, Z): sorts as text."""
     return time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(epoch)) + f".{int(epoch % 1 * 1000):03d}Z"
 
 
-def _deletion_action(d: Deletion, freed: int, estimated: bool) -> Action:
+def deletion_action(d: Deletion, freed: int, estimated: bool) -> Action:
     files = len(d.project.databases)
     return Action(
         "delete-project",
@@ -239,7 +241,7 @@ def _deletion_action(d: Deletion, freed: int, estimated: bool) -> Action:
 
 def _expiry_action(root: Path, e: Expiry) -> Action:
     # Rows free no bytes by themselves: the compaction that follows does (counted there).
-    return Action(f"expire-{e.kind}", _rel(root, e.db), e.detail, e.count, None, True)
+    return Action(f"expire-{e.kind}", relative(root, e.db), e.detail, e.count, None, True)
 
 
 _FILE_KINDS = {
@@ -247,10 +249,11 @@ _FILE_KINDS = {
     "guidance": "stale guidance directories",
     "server": "readiness markers of dead servers",
     "tmp": "leftover temporary files",
+    "trash": "files of databases an interrupted gc was deleting",
 }
 
 
-def _file_actions(files: list[StaleFile], estimated: bool) -> list[Action]:
+def file_actions(files: list[StaleFile], estimated: bool) -> list[Action]:
     actions = []
     for kind, text in _FILE_KINDS.items():
         chosen = [f for f in files if f.kind == kind]

@@ -4,7 +4,7 @@ import time
 from pathlib import Path
 
 from ctxmode import dbfiles, paths
-from ctxmode.gc.inventory import _inspect, _scan, _servers, _stale_files
+from ctxmode.gc.inventory import inspect_database, scan, servers, stale_files
 from ctxmode.gc.limits import DAY, Budget, budget
 from ctxmode.gc.model import (
     Deletion,
@@ -12,10 +12,10 @@ from ctxmode.gc.model import (
     Note,
     Plan,
     Project,
-    _iso,
-    _project_of,
-    _reclaim,
-    _rel,
+    iso,
+    project_of,
+    reclaim,
+    relative,
 )
 
 
@@ -34,30 +34,29 @@ def plan(
     limits = budget() if limits is None else limits
     now = time.time() if now is None else now
     max_age = limits.max_age_days * DAY
-    cutoff = _iso(now - max_age)
-    current_hash = None if current is None else paths.project_hash(current)
+    cutoff = iso(now - max_age)
     protected = (
         set()
         if current is None
         else {paths.project_hash(current), paths.legacy_project_hash(current)}
     )
 
-    projects = _scan(root)
-    served, dead_servers = _servers(root)
+    notes: list[Note] = []
+    projects = scan(root, notes)
+    served, dead_servers = servers(root)
     held = dbfiles.holders_of(db.path for p in projects.values() for db in p.databases)
     expiries: list[Expiry] = []
-    notes: list[Note] = []
     for project in projects.values():
         project.server = project.hash in served
         project.holders = sorted({pid for db in project.databases for pid in held[db.path]})
         inspected = []
         for db in project.databases:
-            checked, found, project_dir = _inspect(db, cutoff)
+            checked, found, project_dir = inspect_database(db, cutoff)
             inspected.append(checked)
             project.project_dir = project.project_dir or project_dir
             if checked.problem:
                 notes.append(
-                    Note(_rel(root, db.path), f"{checked.problem}; left alone, not deleted")
+                    Note(relative(root, db.path), f"{checked.problem}; left alone, not deleted")
                 )
             expiries += found
         project.databases = inspected
@@ -81,7 +80,7 @@ def plan(
             continue
         keep.append(project)
     gone = {d.project.hash for d in deletions}
-    expiries = [e for e in expiries if _project_of(e.db) not in gone]
+    expiries = [e for e in expiries if project_of(e.db) not in gone]
 
     # Estimated size of each kept project once its rows are expired and it is compacted.
     expired: dict[Path, int] = {}
@@ -94,7 +93,7 @@ def plan(
             if db.problem is not None:
                 left += db.size
                 continue
-            left += db.size - _reclaim(db, expired.get(db.path, 0))[0]
+            left += db.size - reclaim(db, expired.get(db.path, 0))[0]
         remaining[project.hash] = left
     after = sum(remaining.values())
     for project in keep:  # least recently used first
@@ -109,11 +108,10 @@ def plan(
         root=root,
         budget=limits,
         now=now,
-        current=current_hash,
         projects=list(projects.values()),
         deletions=deletions,
         expiries=expiries,
-        files=_stale_files(root, now) + dead_servers,
+        files=stale_files(root, now) + dead_servers,
         notes=notes,
         total=sum(p.size for p in projects.values()),
         estimated_after=after,

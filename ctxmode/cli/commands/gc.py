@@ -7,7 +7,7 @@ import typer
 
 from ctxmode.cli import output
 from ctxmode.cli.options import JsonOpt
-from ctxmode.errors import CtxError
+from ctxmode.errors import CtxError, EnvironmentProblem
 
 if TYPE_CHECKING:  # the collector loads only when gc runs
     from ctxmode.gc import Report
@@ -60,10 +60,14 @@ def gc(
     go. Indexed files that still exist never expire: every search
     re-checks them. Over the size budget, the least recently used
     projects go. Projects in use by another process or a running
-    server, and the current one, are never deleted; a database that
-    cannot be read is reported and left alone. Then databases are
-    checkpointed and, when it pays, vacuumed; stale marker and
-    temporary files go.
+    server, and the current one, are never deleted; a database or
+    folder that cannot be read is reported and left alone. Then
+    databases are checkpointed and, when it pays, vacuumed (only
+    checkpointed while in use); stale marker and temporary files go.
+
+    A running `ctxmode serve` applies the same budget by itself, at
+    most once a day, a minute after it starts, never to the project it
+    serves. CTXMODE_GC=off turns that off.
 
     Example: ctxmode gc --dry-run --max-size 200
     """
@@ -71,8 +75,11 @@ def gc(
     from ctxmode import gc as collector
 
     limits = collector.budget(max_age_days, max_size)
-    plan = collector.plan(limits=limits, current=_current_project())
-    report = plan.preview() if dry_run else collector.apply(plan)
+    try:
+        plan = collector.plan(limits=limits, current=_current_project())
+        report = plan.preview() if dry_run else collector.apply(plan)
+    except OSError as exc:  # the scan skips what it cannot read; this is what is left
+        raise EnvironmentProblem(f"gc cannot use the data directory: {exc}") from exc
     if json_:
         output.emit_json(_data(report))
     else:
