@@ -4,13 +4,19 @@ Applied once, to every field of every check, by both renderers (`report`), so no
 has to remember it:
 
 * the home directory (``$HOME`` and the account's real one) becomes ``~``;
-* the user name becomes ``<user>`` (whole words; short names only as a path segment);
+* the user name becomes ``<user>`` wherever it stands as a word (``/srv/alice/x``,
+  ``pytest-of-alice``, ``alice@host``); a generic account name (``node``, ``app``,
+  ``runner``, ...) identifies nobody and is only replaced as a path segment or before
+  ``@``, so "node 20.1" stays readable; names under three letters likewise;
+* on macOS and Windows, where paths are case-insensitive, both match in any case, and a
+  Windows home matches with either slash;
 * values of environment variables with secret-looking names are masked wherever they
   appear, and so is anything that looks like a credential (`ctxmode.session.redact`).
 """
 
 import os
 import re
+import sys
 from collections.abc import Iterable
 from functools import lru_cache
 
@@ -63,24 +69,40 @@ def _secret_values() -> list[str]:
     return sorted(values, key=len, reverse=True)
 
 
+def _flags() -> int:
+    return re.IGNORECASE if sys.platform in ("darwin", "win32") else 0
+
+
+def _spellings(home: str) -> set[str]:
+    """A home as written, and with the other slash (``C:\\Users\\me``, ``C:/Users/me``)."""
+    return {home, home.replace("\\", "/")} if "\\" in home else {home}
+
+
 @lru_cache(maxsize=8)
-def _home_pattern(homes: tuple[str, ...]) -> re.Pattern[str] | None:
+def _home_pattern(homes: tuple[str, ...], flags: int) -> re.Pattern[str] | None:
     if not homes:
         return None
-    alternatives = "|".join(re.escape(h) for h in homes)
-    return re.compile(rf"(?:{alternatives})(?=[/\\]|$|[^\w.-])")
+    spelled = sorted({s for h in homes for s in _spellings(h)}, key=len, reverse=True)
+    alternatives = "|".join(re.escape(h) for h in spelled)
+    return re.compile(rf"(?:{alternatives})(?=[/\\]|$|[^\w.-])", flags)
+
+
+GENERIC_ACCOUNTS = frozenset(
+    {"root", "node", "app", "user", "admin", "python", "runner", "ubuntu", "debian", "vscode"}
+    | {"codespace", "dev", "developer", "ec2-user", "docker", "build", "jenkins", "gitpod"}
+)
 
 
 @lru_cache(maxsize=8)
-def _user_pattern(users: tuple[str, ...]) -> re.Pattern[str] | None:
+def _user_pattern(users: tuple[str, ...], flags: int) -> re.Pattern[str] | None:
     parts = []
     for name in users:
         escaped = re.escape(name)
-        if len(name) >= 3:
+        if len(name) >= 3 and name.lower() not in GENERIC_ACCOUNTS:
             parts.append(rf"(?<![A-Za-z0-9]){escaped}(?![A-Za-z0-9])")
-        else:  # "jo" or "a" only as a whole path segment
-            parts.append(rf"(?<=[/\\]){escaped}(?=[/\\]|$)")
-    return re.compile("|".join(parts)) if parts else None
+        else:  # only as a whole path segment, or as the user of user@host
+            parts.append(rf"(?<=[/\\]){escaped}(?=[/\\]|$)|(?<![\w.-]){escaped}(?=@)")
+    return re.compile("|".join(parts), flags) if parts else None
 
 
 def redact(text: str) -> str:
@@ -92,10 +114,10 @@ def redact(text: str) -> str:
     for value in _secret_values():
         text = text.replace(value, MASK)
     text = redact_text(text)
-    home = _home_pattern(tuple(_homes()))
+    home = _home_pattern(tuple(_homes()), _flags())
     if home is not None:
         text = home.sub("~", text)
-    user = _user_pattern(tuple(_users()))
+    user = _user_pattern(tuple(_users()), _flags())
     if user is not None:
         text = user.sub(USER, text)
     return text

@@ -76,3 +76,29 @@ def test_a_real_report_leaks_no_home_user_or_secret(tmp_path, home, monkeypatch,
     assert "already configured" in proc.stdout
     for leak in (str(home), USER, TOKEN, ENV_SECRET):
         assert leak not in everything, leak
+
+
+def test_a_generic_account_name_is_only_replaced_where_it_locates_something(home, monkeypatch):
+    monkeypatch.setenv("USER", "node")
+    monkeypatch.setenv("LOGNAME", "node")
+    text = "runtime javascript: node 20.1 (/usr/bin/node); /tmp/node/x; node@box"
+    assert (
+        redact(text) == "runtime javascript: node 20.1 (/usr/bin/node); /tmp/<user>/x; <user>@box"
+    )
+
+
+def test_a_windows_home_matches_in_any_case_and_either_slash(monkeypatch):
+    from ctxmode.doctor import redact as module
+
+    monkeypatch.setattr(module.sys, "platform", "win32")
+    monkeypatch.setattr(module, "_homes", lambda: ["C:\\Users\\Alice"])
+    monkeypatch.setattr(module, "_users", lambda: [])
+    text = "c:\\users\\alice\\.claude; C:/Users/Alice/x; C:\\Users\\Alicia"
+    assert redact(text) == "~\\.claude; ~/x; C:\\Users\\Alicia"
+
+
+def test_a_missing_project_path_in_an_error_is_redacted(home, monkeypatch, capsys):
+    missing = home / "secret-project"
+    assert main(["doctor", "--project", str(missing), "--json"]) == 3
+    out = capsys.readouterr().out
+    assert str(home) not in out and "~/secret-project" in out

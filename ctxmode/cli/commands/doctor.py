@@ -6,7 +6,7 @@ import typer
 
 from ctxmode.cli import output
 from ctxmode.cli.options import JsonOpt, ProjectOpt
-from ctxmode.errors import ExitCode, UsageError
+from ctxmode.errors import CtxError, ExitCode, UsageError
 
 _STYLES = {"[OK]": "green", "[WARN]": "yellow", "[FAIL]": "bold red"}
 
@@ -30,12 +30,16 @@ def doctor(project: ProjectOpt = None, json_: JsonOpt = False) -> None:
     from ctxmode import doctor as core
     from ctxmode.paths import resolve_project
 
+    from ctxmode.doctor.redact import redact
+
     try:
         project_dir = resolve_project(project)
-    except UsageError:
+    except UsageError as exc:
         if project is not None:
-            raise
+            raise type(exc)(redact(str(exc))) from None
         project_dir = None  # home directory or filesystem root: global checks only
+    except CtxError as exc:  # a --project that does not exist: its path is redacted too
+        raise type(exc)(redact(str(exc))) from None
     checks = core.run_checks(project_dir)
     code = int(ExitCode.ERROR) if core.failed(checks) else int(ExitCode.OK)
     if json_:
