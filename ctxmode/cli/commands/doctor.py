@@ -28,9 +28,8 @@ def doctor(project: ProjectOpt = None, json_: JsonOpt = False) -> None:
     """
     output.use_json(["doctor"], json_)
     from ctxmode import doctor as core
-    from ctxmode.paths import resolve_project
-
     from ctxmode.doctor.redact import redact
+    from ctxmode.paths import resolve_project
 
     try:
         project_dir = resolve_project(project)
