@@ -212,19 +212,14 @@ def purge_session(root: Path, project_dir: Path, session_id: str) -> Outcome:
 def _refresh_stats_file(sdb: "SessionDB", session_db: Path) -> None:
     """Rebuild the stats file from the database, so a status line stops showing the
     purged session (the project totals are unchanged: its counters were folded)."""
-    import json
-
-    from ctxmode.session.where import stats_file_for
+    from ctxmode.session.where import read_stats_file, stats_file_for, text_field
     from ctxmode.stats.record import snapshot, write_stats_file
 
     path = stats_file_for(session_db)
-    try:
-        old = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return
-    if isinstance(old, dict):
-        sid = str(old.get("session_id") or "")
-        write_stats_file(path, snapshot(sdb, sid, str(old.get("project_dir") or "")))
+    old = read_stats_file(path)
+    if old:
+        sid, project = text_field(old, "session_id"), text_field(old, "project_dir")
+        write_stats_file(path, snapshot(sdb, sid, project))
 
 
 def message(outcome: Outcome) -> str:

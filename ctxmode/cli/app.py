@@ -81,4 +81,8 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:
         output.error("interrupted", "interrupted", int(ExitCode.INTERRUPTED))
         return int(ExitCode.INTERRUPTED)
+    except OSError as exc:  # the file system said no somewhere a command did not expect
+        where = f": {exc.filename}" if exc.filename else ""
+        output.error(f"{exc.strerror or exc}{where}", "os_error", int(ExitCode.ERROR))
+        return int(ExitCode.ERROR)
     return 0

@@ -10,6 +10,7 @@ into or out of a linked worktree while it is in use).
 
 import os
 from pathlib import Path
+from typing import Any
 
 from ctxmode import paths
 from ctxmode.hooks.model import HookEvent
@@ -76,6 +77,23 @@ def session_db_path(project_dir: Path, root: Path | None = None, *, remember: bo
 def stats_file_for(session_db: Path) -> Path:
     """The stats file kept next to a session database (see `ctxmode.stats.record`)."""
     return session_db.with_name(session_db.name.removesuffix(".db") + ".stats.json")
+
+
+def read_stats_file(path: Path) -> dict[str, Any]:
+    """A stats file's content; empty when it is missing or unreadable (it is a copy of
+    the database, so nothing is lost: the next recorded call rewrites it)."""
+    import json
+
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}
+    return data if isinstance(data, dict) else {}
+
+
+def text_field(data: dict[str, Any], key: str) -> str:
+    value = data.get(key)
+    return value if isinstance(value, str) else ""
 
 
 def sessions_dir(root: Path | None = None) -> Path:

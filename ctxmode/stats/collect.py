@@ -5,13 +5,12 @@ must not make an idle project look used) and never fails a report: a database th
 be read contributes nothing and is named in ``problems``.
 """
 
-import json
 import sqlite3
 from pathlib import Path
 from typing import Any, NamedTuple
 
 from ctxmode.dbfiles import open_readonly
-from ctxmode.session.where import stats_file_for
+from ctxmode.session.where import read_stats_file, stats_file_for, text_field
 from ctxmode.stats.model import COUNTER_COLUMNS, EARLIER_SESSIONS, Usage
 
 REDIRECT_TYPES = ("bash_redirected", "webfetch_redirected", "read_redirected")
@@ -104,12 +103,9 @@ def _scope(con: sqlite3.Connection, session_id: str | None) -> Scope:
 
 def _project_dir(con: sqlite3.Connection, session_db: Path) -> str:
     """The project a session database belongs to: as the stats file or the hooks say."""
-    try:
-        data = json.loads(stats_file_for(session_db).read_text(encoding="utf-8"))
-        if isinstance(data, dict) and isinstance(data.get("project_dir"), str):
-            return str(data["project_dir"])
-    except (OSError, ValueError):
-        pass
+    found = text_field(read_stats_file(stats_file_for(session_db)), "project_dir")
+    if found:
+        return found
     row = con.execute(
         "SELECT project_dir FROM session_meta WHERE project_dir != ''"
         " ORDER BY COALESCE(last_event_at, started_at) DESC LIMIT 1"

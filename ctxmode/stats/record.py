@@ -37,8 +37,11 @@ def usage_json(usage: Usage) -> dict[str, int]:
 
 def write_stats_file(path: Path, payload: dict[str, Any]) -> None:
     tmp = path.with_name(f".{path.name}.{os.getpid()}.{threading.get_ident()}.tmp")
-    tmp.write_text(json.dumps(payload, ensure_ascii=False), encoding="utf-8")
-    os.replace(tmp, path)
+    try:
+        tmp.write_text(json.dumps(payload, ensure_ascii=False), encoding="utf-8")
+        os.replace(tmp, path)
+    finally:
+        tmp.unlink(missing_ok=True)
 
 
 def snapshot(sdb: SessionDB, session_id: str, project_dir: str) -> dict[str, Any]:

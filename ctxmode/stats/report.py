@@ -5,12 +5,11 @@ Plain text on purpose: agents paste it into chat, and some MCP renderers choke o
 markdown headings and task lists.
 """
 
-import json
 from pathlib import Path
 from typing import Any, NamedTuple
 
 from ctxmode import __version__, paths
-from ctxmode.session.where import stats_file_for
+from ctxmode.session.where import read_stats_file, stats_file_for, text_field
 from ctxmode.stats import collect, statusline
 from ctxmode.stats.collect import Captured, ProjectStats, Scope
 from ctxmode.stats.model import Usage, fmt_bytes, fmt_count, savings, tokens, total
@@ -40,12 +39,7 @@ def current_session_id(session_db: Path) -> str | None:
     found = session_from_env()
     if found:
         return found
-    try:
-        data = json.loads(stats_file_for(session_db).read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return None
-    sid = data.get("session_id") if isinstance(data, dict) else None
-    return sid if isinstance(sid, str) and sid else None
+    return text_field(read_stats_file(stats_file_for(session_db)), "session_id") or None
 
 
 def build(

@@ -74,14 +74,6 @@ def _project_dir(payload: dict[str, Any]) -> Path | None:
         return None
 
 
-def _read(path: Path) -> dict[str, Any] | None:
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return None
-    return data if isinstance(data, dict) else None
-
-
 def _pair(totals: Any) -> tuple[int, int]:
     if not isinstance(totals, dict):
         return 0, 0
@@ -93,10 +85,12 @@ def _pair(totals: Any) -> tuple[int, int]:
 def all_projects(sessions: Path, exclude: Path | None = None) -> tuple[int, int, int]:
     """(kept in sandbox, returned, projects) summed over every project's stats file but
     `exclude`."""
+    from ctxmode.session.where import read_stats_file
+
     sandboxed = returned = projects = 0
     for path in sessions.glob("*.stats.json") if sessions.is_dir() else []:
-        data = None if path == exclude else _read(path)
-        if data is not None:
+        data = {} if path == exclude else read_stats_file(path)
+        if data:
             kept, back = _pair(data.get("project"))
             sandboxed, returned, projects = sandboxed + kept, returned + back, projects + 1
     return sandboxed, returned, projects
@@ -109,12 +103,13 @@ def line(payload: dict[str, Any], root: Path | None = None) -> str:
 
     root = paths.data_root() if root is None else root
     everything = all_projects(where.sessions_dir(root))
-    mine: dict[str, Any] | None = None
+    mine: dict[str, Any] = {}
     project = _project_dir(payload)
     if project is not None:
-        mine = _read(where.stats_file_for(where.session_db_path(project, root, remember=False)))
+        db = where.session_db_path(project, root, remember=False)
+        mine = where.read_stats_file(where.stats_file_for(db))
     parts: list[str] = []
-    if mine is not None:
+    if mine:
         sid = payload.get("session_id")
         same = not isinstance(sid, str) or not sid or sid == mine.get("session_id")
         scope, label = ("session", "this session") if same else ("project", "this project")

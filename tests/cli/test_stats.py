@@ -174,3 +174,17 @@ def test_the_all_projects_line_uses_this_projects_database_not_a_stale_file(
     mine.with_name(mine.name.removesuffix(".db") + ".stats.json").unlink()  # lost or stale
     assert main(["stats"]) == 0
     assert "All 2 projects: 5.9 KB kept out" in capsys.readouterr().out
+
+
+def test_an_unexpected_os_error_is_a_message_not_a_traceback(project, capsys, monkeypatch):
+    from ctxmode.stats import report
+
+    def refuse(*args, **kwargs):
+        raise PermissionError(13, "Permission denied", "/somewhere/locked")
+
+    monkeypatch.setattr(report, "build", refuse)
+    code, doc = run_json(capsys, "stats")
+    assert code == 1
+    assert doc["errors"] == [
+        {"code": "os_error", "message": "Permission denied: /somewhere/locked"}
+    ]
