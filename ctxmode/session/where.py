@@ -40,10 +40,6 @@ def project_of(event: HookEvent) -> Path:
 def worktree_suffix(root: Path, project_dir: Path, *, remember: bool = True) -> str:
     """The project's worktree suffix, from the cache when known; `remember` False never
     writes the cache (purge must not create a file it is about to delete)."""
-    return _suffix(root, project_dir, remember=remember)
-
-
-def _suffix(root: Path, project_dir: Path, *, remember: bool = True) -> str:
     if any(var in os.environ for var in SUFFIX_ENV_VARS):
         return paths.worktree_suffix(project_dir)  # the override, no git
     if not project_dir.is_dir():
@@ -70,7 +66,7 @@ def session_db_path(project_dir: Path, root: Path | None = None, *, remember: bo
     """The session database file of a project; `remember` False (reports, dry runs) never
     writes the worktree-suffix cache."""
     root = paths.data_root() if root is None else root
-    suffix = _suffix(root, project_dir, remember=remember)
+    suffix = worktree_suffix(root, project_dir, remember=remember)
     return paths.ProjectPaths(root, project_dir).session_db(suffix)
 
 
