@@ -65,7 +65,14 @@ class Savings(NamedTuple):
 
     @property
     def percent(self) -> float:
-        return round(self.ratio * 100, 1)
+        """One decimal; 100.0 only when nothing at all entered the context."""
+        value = round(self.ratio * 100, 1)
+        return min(value, 99.9) if self.kept_out < self.without else value
+
+    @property
+    def times(self) -> str:
+        """The multiplier as people read it: ``1.4x``, ``22x``, ``3775x``."""
+        return f"{self.multiplier:.1f}x" if self.multiplier < 10 else f"{self.multiplier:.0f}x"
 
 
 def savings(sandboxed: int, returned: int) -> Savings | None:

@@ -161,7 +161,7 @@ def _savings_lines(usage: Usage) -> list[str]:
         f"With ctxmode     {_bar(result.with_, result.without)}  {fmt_bytes(usage.returned):>9}"
         f"  (~{fmt_count(tokens(usage.returned))} tokens)",
         f"{result.percent:.1f}% kept out of the context: {fmt_bytes(result.kept_out)} stayed in "
-        f"the sandbox ({result.multiplier:.1f}x more room before the host compacts).",
+        f"the sandbox ({result.times} more room before the host compacts).",
     ]
 
 

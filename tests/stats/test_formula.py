@@ -19,6 +19,13 @@ def test_only_returned_bytes_means_nothing_kept_out():
     assert result.multiplier == 1.0
 
 
+def test_100_percent_is_shown_only_when_nothing_was_returned():
+    result = savings(589_050, 156)
+    assert result is not None and result.percent == 99.9  # 99.97 would round to 100.0
+    assert result.times == "3777x"
+    assert savings(1000, 400).times == "3.5x"
+
+
 def test_only_sandboxed_bytes_is_100_percent():
     result = savings(2_898_000, 0)
     assert result is not None
