@@ -1,5 +1,5 @@
-"""Entry point. Standard library only: `ctxmode hook ...` and `ctxmode statusline` must start
-without Typer or Rich."""
+"""Entry point. Standard library only: `ctxmode hook ...`, `ctxmode statusline` and a bare
+`ctxmode serve` start without Typer or Rich."""
 
 import os
 import sys
@@ -8,6 +8,17 @@ import sys
 def _only_thread() -> bool:
     threading = sys.modules.get("threading")
     return threading is None or threading.active_count() == 1
+
+
+def _serve() -> int:
+    from ctxmode.errors import CtxError
+    from ctxmode.server.app import run
+
+    try:
+        return run(None)
+    except CtxError as exc:  # as the CLI reports it (home directory as project, ...)
+        sys.stderr.write(f"Error: {exc}\n")
+        return int(exc.exit_code)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -23,6 +34,8 @@ def main(argv: list[str] | None = None) -> int:
             sys.stderr.flush()
             os._exit(code)
         return code
+    if args == ["serve"]:
+        return _serve()  # what hosts run at every session start: no Typer (~0.1 s)
     if args[:1] == ["statusline"] and len(args) == 1:
         from ctxmode.stats.statusline import run as statusline
 

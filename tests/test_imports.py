@@ -71,3 +71,13 @@ def test_hook_with_an_unknown_platform_fails_open_under_a_host():
     assert proc.stdout == ""
     assert "unknown platform 'no-such-host'" in proc.stderr
     assert "Traceback" not in proc.stderr
+
+
+def test_a_bare_serve_starts_without_typer_rich_or_gc():
+    code = (
+        "import sys, io\nsys.stdin = io.TextIOWrapper(io.BytesIO(b''))\n"
+        "from ctxmode.__main__ import main\nassert main(['serve']) == 0"
+    )
+    loaded = _loaded(code)
+    assert not [m for m in loaded if m.split(".")[0] in ("typer", "rich")]
+    assert "ctxmode.gc" not in loaded and "ctxmode.cli.app" not in loaded

@@ -26,7 +26,6 @@ STAMP = "gc.last"
 LOCK = "gc.lock"
 LOCK_STALE_S = 3600.0
 ENV = "CTXMODE_GC"
-START_DELAY_S = 60.0
 
 
 def enabled() -> bool:

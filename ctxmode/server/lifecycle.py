@@ -17,6 +17,7 @@ from pathlib import Path
 import anyio
 
 WATCHDOG_INTERVAL_S = 1.0
+HOUSEKEEPING_DELAY_S = 60.0  # the daily gc check waits this long after start-up
 LOG_BYTES = 1024 * 1024
 LOG_BACKUPS = 3
 
@@ -80,12 +81,13 @@ async def watch_signals(stop: Stop) -> None:
 
 
 async def housekeeping(root: Path, project_dir: Path) -> None:
-    """A while after start-up, the daily storage budget check (`ctxmode.gc.auto`)."""
+    """A while after start-up, the daily storage budget check (`ctxmode.gc.auto`); gc is
+    not even imported before then, so it costs the start-up nothing."""
+    await anyio.sleep(HOUSEKEEPING_DELAY_S)
     from ctxmode.gc import auto
 
     if not auto.enabled():
         return
-    await anyio.sleep(auto.START_DELAY_S)
     await anyio.to_thread.run_sync(
         lambda: auto.run_if_due(root, project_dir), abandon_on_cancel=True
     )
