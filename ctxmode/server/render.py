@@ -12,7 +12,7 @@ def _where(hit: SearchHit) -> str:
     return hit.source
 
 
-def render_search(results: list[SearchResult], *, timeline: bool = False) -> str:
+def render_search(results: list[SearchResult]) -> str:
     """One section per query, at most `OUTPUT_CAP` characters in all."""
     sections: list[str] = []
     used = 0
@@ -25,8 +25,6 @@ def render_search(results: list[SearchResult], *, timeline: bool = False) -> str
             sections.append(f"## {result.query}\n(output cap reached)")
             continue
         hits = result.hits
-        if timeline:
-            hits = sorted(hits, key=lambda h: h.indexed_at or "", reverse=True)
         if not hits:
             body = "No results found."
         else:

@@ -2,9 +2,11 @@
 answer. Handlers run in a worker thread; a `CtxError` becomes an error result carrying
 its message (the dispatcher in `app` does that mapping once)."""
 
+import logging
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -17,6 +19,8 @@ from ctxmode.server import coerce
 from ctxmode.server.render import render_search
 from ctxmode.server.state import SEARCH_HARD, SEARCH_SOFT, ServerState
 from ctxmode.store.indexer import index_paths, label_for
+
+log = logging.getLogger("ctxmode.server")
 
 DEFAULT_SEARCH_LIMIT = 3
 EMPTY_KB = (
@@ -220,7 +224,8 @@ def ctx_search(state: ServerState, args: dict[str, Any], call: Call) -> Reply:
         raise UsageError("contentType must be code or prose")
     timeline = coerce.string(args, "sort") == "timeline"
     with state.store() as store:
-        if store.chunk_count() == 0:
+        empty = store.chunk_count() == 0
+        if empty and not timeline:  # a timeline also reads sessions and memory files
             return EMPTY_KB, True
         if not queries:
             raise UsageError("provide query or queries")
@@ -232,11 +237,16 @@ def ctx_search(state: ServerState, args: dict[str, Any], call: Call) -> Reply:
                 "for your next research step."
             ), True
         effective = 1 if count > SEARCH_SOFT else min(limit, 2)
+        if timeline:
+            effective = 1 if count > SEARCH_SOFT else limit
         results = [
             store.search(q, limit=effective, source=source, content_type=content_type)
-            for q in queries
+            for q in ([] if empty else queries)
         ]
-    text = render_search(results, timeline=timeline)
+    if timeline:
+        text = _timeline(state, queries, results, effective, only_knowledge=source is not None)
+    else:
+        text = render_search(results)
     if count >= SEARCH_SOFT:
         text += (
             f"\n\n⚠ search call #{count}/{SEARCH_HARD} in this window. Results limited to "
@@ -244,6 +254,42 @@ def ctx_search(state: ServerState, args: dict[str, Any], call: Call) -> Reply:
             "ctx_batch_execute."
         )
     return text, False
+
+
+def _timeline(
+    state: ServerState,
+    queries: list[str],
+    results: list[Any],
+    limit: int,
+    *,
+    only_knowledge: bool,
+) -> str:
+    """Knowledge-base hits, session events and memory files per query, in time order
+    (`ctxmode.timeline`); a source that fails is left out, never the whole answer."""
+    from ctxmode import timeline
+    from ctxmode.session.where import session_db_path
+
+    by_query = {r.query: timeline.knowledge_items(r) for r in results}
+    session_db = session_db_path(state.project_dir, state.project.root)
+    sections = []
+    for query in queries:
+        groups = [by_query.get(query, [])]
+        if not only_knowledge:
+            groups.append(_isolated(partial(timeline.event_items, session_db, query, limit)))
+            groups.append(
+                _isolated(partial(timeline.memory_items, state.project_dir, query, limit))
+            )
+        sections.append(timeline.render(query, timeline.merge(groups, limit)))
+    return "\n\n---\n\n".join(sections)
+
+
+def _isolated(read: Callable[[], list[Any]]) -> list[Any]:
+    """One unreadable source must not hide the others: its failure is logged, not raised."""
+    try:
+        return read()
+    except Exception:
+        log.warning("timeline source failed", exc_info=True)
+        return []
 
 
 def ctx_fetch_and_index(state: ServerState, args: dict[str, Any], call: Call) -> Reply:
