@@ -18,20 +18,11 @@ sees it. Their wording contract (ADR-0003):
 import os
 import shlex
 
+from ctxmode.hooks.model import SANDBOX_TOOLS, SERVER_TOOLS
+
 SERVER_KEY = "ctxmode"
 """The MCP server name ctxmode registers under; the hosts derive tool names from it."""
 
-SANDBOX_TOOLS = (
-    "ctx_batch_execute",
-    "ctx_search",
-    "ctx_execute",
-    "ctx_execute_file",
-    "ctx_fetch_and_index",
-    "ctx_index",
-)
-META_TOOLS = ("ctx_stats", "ctx_doctor", "ctx_upgrade", "ctx_purge", "ctx_insight")
-SERVER_TOOLS = SANDBOX_TOOLS + META_TOOLS
-"""The tools `ctxmode serve` offers (tests keep this equal to the server's catalogue)."""
 
 # Hosts whose model-visible MCP tool names are known: claude-code (`claude mcp add`),
 # qwen-code (`mcp__<server>__<tool>`), kiro (`@<server>/<tool>`). Elsewhere the naming

@@ -25,21 +25,18 @@ CanonicalEvent = Literal[
 ]
 DecisionKind = Literal["allow", "deny", "ask", "modify", "context", "record"]
 
-OWN_TOOLS = frozenset(
-    {
-        "ctx_execute",
-        "ctx_execute_file",
-        "ctx_batch_execute",
-        "ctx_index",
-        "ctx_search",
-        "ctx_fetch_and_index",
-        "ctx_stats",
-        "ctx_doctor",
-        "ctx_upgrade",
-        "ctx_purge",
-        "ctx_insight",
-    }
+SANDBOX_TOOLS = (
+    "ctx_batch_execute",
+    "ctx_search",
+    "ctx_execute",
+    "ctx_execute_file",
+    "ctx_fetch_and_index",
+    "ctx_index",
 )
+META_TOOLS = ("ctx_stats", "ctx_doctor", "ctx_upgrade", "ctx_purge", "ctx_insight")
+SERVER_TOOLS = SANDBOX_TOOLS + META_TOOLS
+"""The tools `ctxmode serve` offers (tests keep this equal to the server's catalogue)."""
+OWN_TOOLS = frozenset(SERVER_TOOLS)
 
 
 class HookEvent(NamedTuple):

@@ -14,7 +14,8 @@ from pathlib import Path
 from typing import NamedTuple
 
 from ctxmode.dbfiles import open_readonly
-from ctxmode.stats.model import COUNTER_COLUMNS, Usage
+from ctxmode.stats.collect import counter_sums
+from ctxmode.stats.model import Usage
 
 # Only these file events hold a path; globs and searches hold patterns, not files.
 FILE_PATH_TYPES = ("file_read", "file_edit", "file_write")
@@ -43,16 +44,6 @@ def _is_day(value: object) -> bool:
     return True
 
 
-def _columns(con: sqlite3.Connection, table: str) -> set[str]:
-    return {str(r[1]) for r in con.execute(f"PRAGMA table_info({table})")}
-
-
-def _sums(have: set[str]) -> str:
-    """``SUM(column)`` for every counter, in `Usage` order; 0 for a column a database
-    written by an older version lacks."""
-    return ", ".join(f"SUM({c})" if c in have else "0" for c in COUNTER_COLUMNS)
-
-
 def _daily(con: sqlite3.Connection) -> tuple[dict[str, Usage], bool]:
     """Counters per UTC day summed over tools, and whether the days are exact.
 
@@ -62,19 +53,24 @@ def _daily(con: sqlite3.Connection) -> tuple[dict[str, Usage], bool]:
     day it was last updated, and the rows of deleted sessions, folded into one, pile onto
     a single day. That is still the best it can tell, so it is used then.
     """
-    have = _columns(con, "usage_daily")
-    if have:
-        query = f"SELECT day, {_sums(have)} FROM usage_daily GROUP BY day"
+    exact = (
+        con.execute(
+            "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'usage_daily'"
+        ).fetchone()
+        is not None
+    )
+    if exact:
+        query = f"SELECT day, {counter_sums(con, 'usage_daily')} FROM usage_daily GROUP BY day"
     else:
         query = (
-            f"SELECT substr(updated_at, 1, 10) AS day, {_sums(_columns(con, 'tool_calls'))}"
+            f"SELECT substr(updated_at, 1, 10) AS day, {counter_sums(con, 'tool_calls')}"
             " FROM tool_calls GROUP BY day"
         )
     daily: dict[str, Usage] = {}
     for day, *values in con.execute(query).fetchall():
         if _is_day(day):
             daily[day] = Usage(*(int(v or 0) for v in values))
-    return daily, bool(have)
+    return daily, exact
 
 
 def _files(con: sqlite3.Connection) -> dict[tuple[str, str], int]:

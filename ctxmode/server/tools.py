@@ -267,10 +267,9 @@ def _timeline(
     """Knowledge-base hits, session events and memory files per query, in time order
     (`ctxmode.timeline`); a source that fails is left out, never the whole answer."""
     from ctxmode import timeline
-    from ctxmode.session.where import session_db_path
 
     by_query = {r.query: timeline.knowledge_items(r) for r in results}
-    session_db = session_db_path(state.project_dir, state.project.root)
+    session_db = state.recorder.session_db
     sections = []
     for query in queries:
         groups = [by_query.get(query, [])]

@@ -43,10 +43,15 @@ class ProjectStats(NamedTuple):
     project: Scope
 
 
+def counter_sums(con: sqlite3.Connection, table: str) -> str:
+    """``SUM(column)`` for every counter of `table`, in `Usage` order; ``0`` for a column
+    a database not yet migrated lacks (its ``tool_calls`` has only the first two)."""
+    have = {str(r[1]) for r in con.execute(f"PRAGMA table_info({table})")}
+    return ", ".join(f"SUM({c})" if c in have else "0" for c in COUNTER_COLUMNS)
+
+
 def _usage(con: sqlite3.Connection, session_id: str | None) -> dict[str, Usage]:
-    have = {r[1] for r in con.execute("PRAGMA table_info(tool_calls)")}
-    # a database not yet migrated has only the first two counters
-    sums = ", ".join(f"SUM({c})" if c in have else "0" for c in COUNTER_COLUMNS)
+    sums = counter_sums(con, "tool_calls")
     where, args = ("WHERE session_id = ?", (session_id,)) if session_id is not None else ("", ())
     rows = con.execute(f"SELECT tool, {sums} FROM tool_calls {where} GROUP BY tool", args)
     return {r[0]: Usage(*(int(v or 0) for v in tuple(r)[1:])) for r in rows}

@@ -1,9 +1,6 @@
 """`ctxmode setup` / `ctxmode uninstall` at the CLI: the envelope, exit codes, dry-run
 output, and help text."""
 
-import os
-import tempfile
-
 import pytest
 
 from ctxmode.__main__ import main
@@ -25,21 +22,8 @@ DATA_KEYS = {
 
 
 @pytest.fixture(autouse=True)
-def env(tmp_path, monkeypatch):
-    home = tmp_path / "home"
-    home.mkdir()
-    for var in ("CLAUDE_CONFIG_DIR", "CODEX_HOME", "GEMINI_CLI_HOME"):
-        monkeypatch.delenv(var, raising=False)
-    monkeypatch.setenv("HOME", str(home))
-    monkeypatch.setenv("XDG_CONFIG_HOME", str(home / ".config"))
-    exe = tmp_path / "bin" / "ctxmode"
-    exe.parent.mkdir()
-    exe.write_text("#!/bin/sh\n", encoding="utf-8")
-    exe.chmod(0o755)
-    monkeypatch.setenv("PATH", f"{exe.parent}{os.pathsep}/usr/bin{os.pathsep}/bin")
-    (tmp_path / "systmp").mkdir()
-    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path / "systmp"))
-    return home
+def env(fake_host):
+    return fake_host
 
 
 @pytest.fixture

@@ -167,7 +167,7 @@ def test_a_row_with_a_bad_date_is_left_out_of_the_days(project):
 
 
 def test_windows_absolute_paths_get_no_project_name(project):
-    recorded = ["C:\\work\\notes.md", "D:/x/y.py", "\\\\server\\share\\z.py", "src/rel.py"]
+    recorded = ["C:\\docs\\notes.md", "D:/x/y.py", "\\\\server\\share\\z.py", "src/rel.py"]
     with SessionDB(session_db_path(project, paths.data_root())) as sdb:
         sdb.add_events(
             "s1",
@@ -176,7 +176,7 @@ def test_windows_absolute_paths_get_no_project_name(project):
             project_dir=str(project),
         )
     files = chart(page.render(data.gather(project, all_projects=True)), "top-files")
-    for shown in ("C:/work/notes.md", "D:/x/y.py", "//server/share/z.py", "proj: src/rel.py"):
+    for shown in ("C:/docs/notes.md", "D:/x/y.py", "//server/share/z.py", "proj: src/rel.py"):
         assert f">{shown}</text>" in files, shown
     assert "proj: C:" not in files and "proj: D:" not in files and "proj: //" not in files
 

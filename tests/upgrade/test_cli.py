@@ -3,10 +3,8 @@ place of the package tool, the confirmation rules, and a failing tool."""
 
 import io
 import json
-import os
 import sqlite3
 import sys
-import tempfile
 import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
@@ -24,23 +22,10 @@ OFFLINE = "http://127.0.0.1:9/pypi/ctxmode/json"  # the discard port: refused at
 
 
 @pytest.fixture(autouse=True)
-def env(tmp_path, monkeypatch):
+def env(fake_host, tmp_path, monkeypatch):
     """A fake home, ctxmode on PATH (for setup), PyPI out of reach, and a tool command
     that only prints."""
-    home = tmp_path / "home"
-    home.mkdir()
-    for var in ("CLAUDE_CONFIG_DIR", "CODEX_HOME", "GEMINI_CLI_HOME", "PIPX_HOME", "UV_TOOL_DIR"):
-        monkeypatch.delenv(var, raising=False)
-    monkeypatch.setenv("HOME", str(home))
-    monkeypatch.setenv("XDG_CONFIG_HOME", str(home / ".config"))
-    exe = tmp_path / "bin" / "ctxmode"
-    exe.parent.mkdir()
-    exe.write_text("#!/bin/sh\n", encoding="utf-8")
-    exe.chmod(0o755)
-    monkeypatch.setenv("PATH", f"{exe.parent}{os.pathsep}/usr/bin{os.pathsep}/bin")
-    (tmp_path / "systmp").mkdir()
-    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path / "systmp"))
-    monkeypatch.setenv("TMPDIR", str(tmp_path / "systmp"))  # the same for the finish process
+    home = fake_host
     monkeypatch.setenv("CTXMODE_PYPI_URL", OFFLINE)
     _tool(monkeypatch, "print('upgraded by the tool')")
     work = tmp_path / "cwd"
