@@ -12,7 +12,7 @@ def _only_thread() -> bool:
 
 def _serve() -> int:
     from ctxmode.errors import CtxError
-    from ctxmode.server.app import run
+    from ctxmode.server.boot import run
 
     try:
         return run(None)
@@ -21,9 +21,15 @@ def _serve() -> int:
         return int(exc.exit_code)
 
 
+def _known_platform(name: str) -> bool:
+    from ctxmode.platforms import PLATFORMS
+
+    return name in PLATFORMS
+
+
 def main(argv: list[str] | None = None) -> int:
     args = sys.argv[1:] if argv is None else list(argv)
-    if args[:1] == ["hook"] and not {"--help", "-h"} & set(args):
+    if args[:1] == ["hook"] and len(args) == 3 and _known_platform(args[1]):
         from ctxmode.hooks.entry import run
 
         code = run(args[1:])

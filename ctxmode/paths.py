@@ -15,13 +15,11 @@ import sys
 from pathlib import Path
 from typing import NamedTuple
 
+from ctxmode import settings
 from ctxmode.errors import NotFoundError, UsageError
 
-ROOT_ENV_VARS = ("CTXMODE_DIR", "CONTEXT_MODE_DIR")
-
-# Project directory hints set by hosts, most specific first (upstream's legacy order).
-PROJECT_ENV_VARS = (
-    "CTXMODE_PROJECT_DIR",
+# Project directory variables set by hosts, most specific first (upstream's legacy order).
+HOST_PROJECT_ENV_VARS = (
     "CLAUDE_PROJECT_DIR",
     "GEMINI_PROJECT_DIR",
     "VSCODE_CWD",
@@ -30,7 +28,11 @@ PROJECT_ENV_VARS = (
     "IDEA_INITIAL_DIRECTORY",
     "CURSOR_CWD",
     "QWEN_PROJECT_DIR",
-    "CONTEXT_MODE_PROJECT_DIR",
+)
+# Every variable `resolve_project` tries, in order.
+PROJECT_ENV_VARS = (
+    *settings.PROJECT_DIR.names,
+    *HOST_PROJECT_ENV_VARS,
 )
 
 _CASE_INSENSITIVE_FS = sys.platform in ("darwin", "win32")
@@ -39,8 +41,8 @@ _CASE_INSENSITIVE_FS = sys.platform in ("darwin", "win32")
 def _linux_data_dir() -> Path | None:
     """platformdirs' user data dir on Linux, computed without importing it (15 ms that
     every hook process would pay); None when the environment is unusual enough to defer."""
-    xdg = os.environ.get("XDG_DATA_HOME", "")
-    if os.path.isabs(xdg):
+    xdg = settings.xdg_data_home()
+    if xdg is not None:
         return Path(xdg) / "ctxmode"
     home = os.environ.get("HOME", "")
     if not os.path.isabs(home):
@@ -50,10 +52,9 @@ def _linux_data_dir() -> Path | None:
 
 def data_root() -> Path:
     """The storage root: CTXMODE_DIR, CONTEXT_MODE_DIR, else the user data dir."""
-    for var in ROOT_ENV_VARS:
-        value = os.environ.get(var, "").strip()
-        if value:
-            return Path(value).expanduser().absolute()
+    value = settings.data_dir()
+    if value is not None:
+        return Path(value).expanduser().absolute()
     if sys.platform.startswith("linux"):
         fast = _linux_data_dir()
         if fast is not None:
@@ -132,8 +133,8 @@ def resolve_project(explicit: str | os.PathLike[str] | None = None) -> Path:
         project = path.resolve()
     else:
         found: Path | None = None
-        for var in PROJECT_ENV_VARS:
-            value = os.environ.get(var, "").strip()
+        hosts = (os.environ.get(var, "").strip() for var in HOST_PROJECT_ENV_VARS)
+        for value in (settings.project_dir(), *hosts):
             if value and not _plugin_path(value) and Path(value).expanduser().is_dir():
                 found = Path(value).expanduser().resolve()
                 break
@@ -156,10 +157,9 @@ def worktree_suffix(project_dir: Path) -> str:
 
     ``CTXMODE_SESSION_SUFFIX`` / ``CONTEXT_MODE_SESSION_SUFFIX`` override it (empty disables).
     """
-    for var in ("CTXMODE_SESSION_SUFFIX", "CONTEXT_MODE_SESSION_SUFFIX"):
-        if var in os.environ:
-            value = os.environ[var]
-            return f"__{value}" if value else ""
+    override = settings.session_suffix()
+    if override is not None:
+        return f"__{override}" if override else ""
     import subprocess
 
     try:

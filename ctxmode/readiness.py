@@ -1,7 +1,11 @@
 """The marker that says "a ctxmode MCP server is running": hooks redirect the agent to
 ctx_* tools only while one exists, so it must exist exactly while a server runs.
 
-One file per server, ``<data root>/servers/<pid>.json``. A marker whose process is gone
+One file per server, ``<data root>/servers/<pid>.json``. ``ctxmode serve`` publishes it
+as the first thing it does, in state ``starting``, and rewrites it as ``ready`` once it
+serves: hosts send the model its first turn while the server is still loading, and by
+the time the model acts on a redirect the server is up. Both states count as live for
+hooks; only the process matters. A marker whose process is gone
 (a server killed with SIGKILL) is stale: `live_servers` ignores it and deletes it;
 `read_markers` reports it (``live`` false) and leaves it, for readers that must not
 change anything (a gc dry run, doctor).
@@ -19,6 +23,9 @@ from typing import NamedTuple
 
 _POSIX = os.name == "posix"
 
+STARTING = "starting"  # the process runs and is loading the server
+READY = "ready"  # the server answers tool calls
+
 
 class Marker(NamedTuple):
     """One server's readiness marker, as read from disk."""
@@ -27,21 +34,41 @@ class Marker(NamedTuple):
     project_dir: str | None  # None when the marker cannot be read or names no project
     live: bool  # its process still runs
     path: Path
+    state: str = READY  # STARTING or READY (markers written before states were ready)
 
 
 def markers_dir(root: Path) -> Path:
     return root / "servers"
 
 
-def write_marker(root: Path, project_dir: Path) -> Path:
-    """Publish this process as a running server; returns the marker's path."""
+def write_marker(root: Path, project_dir: Path, state: str = READY) -> Path:
+    """Publish this process as a running server in `state`; returns the marker's path.
+
+    The marker appears whole or not at all (written aside, then renamed), and the file
+    written aside never outlives a failed write.
+
+    Raises:
+        OSError: the marker could not be written (read-only or full disk, ...).
+    """
     folder = markers_dir(root)
     folder.mkdir(parents=True, exist_ok=True)
     marker = folder / f"{os.getpid()}.json"
-    body = {"pid": os.getpid(), "project_dir": str(project_dir), "started": time.time()}
+    body = {
+        "pid": os.getpid(),
+        "project_dir": str(project_dir),
+        "started": time.time(),
+        "state": state,
+    }
     tmp = marker.with_suffix(".tmp")
-    tmp.write_text(json.dumps(body), encoding="utf-8")
-    os.replace(tmp, marker)
+    try:
+        tmp.write_text(json.dumps(body), encoding="utf-8")
+        os.replace(tmp, marker)
+    except BaseException:
+        try:
+            tmp.unlink()
+        except OSError:
+            pass  # never created, or already gone
+        raise
     return marker
 
 
@@ -97,18 +124,22 @@ def read_markers(root: Path) -> list[Marker]:
     found = []
     for pid, path in _marker_files(markers_dir(root)):
         project_dir = None
+        state = READY
         try:
             body = json.loads(path.read_text(encoding="utf-8"))
         except (OSError, ValueError):
             body = None
-        if isinstance(body, dict) and isinstance(body.get("project_dir"), str):
-            project_dir = body["project_dir"] or None
-        found.append(Marker(pid, project_dir, pid_alive(pid), path))
+        if isinstance(body, dict):
+            if isinstance(body.get("project_dir"), str):
+                project_dir = body["project_dir"] or None
+            if body.get("state") == STARTING:
+                state = STARTING
+        found.append(Marker(pid, project_dir, pid_alive(pid), path, state))
     return found
 
 
 def live_servers(root: Path) -> list[int]:
-    """PIDs of running servers; stale markers are removed on the way."""
+    """PIDs of running servers, starting or ready; stale markers are removed on the way."""
     alive = []
     for pid, path in _marker_files(markers_dir(root)):
         if pid_alive(pid):

@@ -5,9 +5,11 @@ Three sources, each read on its own so one failing never hides the others:
 * the knowledge base (the relevance search's hits, dated when they were indexed);
 * the session events of every session of the project (files, decisions, errors, tasks,
   prompts...), matched on the query's words and ranked by how many they contain;
-* memory files the agent keeps with the project or the user: ``CLAUDE.md``,
-  ``AGENTS.md``, ``GEMINI.md``, ``QWEN.md``, ``.github/copilot-instructions.md`` and the
-  user-level ones, dated by their modification time; at most one passage per file.
+* memory files the agent keeps with the project or the user: every platform's, as its
+  descriptor names them (``CLAUDE.md``, ``AGENTS.md``, ``GEMINI.md``, ``QWEN.md``,
+  ``.github/copilot-instructions.md``, and the user-level ones under ``CLAUDE_CONFIG_DIR``,
+  ``CODEX_HOME``, ``GEMINI_CLI_HOME``), dated by their modification time; at most one
+  passage per file.
 
 Each source gives its best `limit` items; the merged list keeps the `limit` most recent
 and shows them oldest first, so the story reads forwards. (Upstream sorted first and cut
@@ -22,20 +24,6 @@ from typing import NamedTuple
 
 from ctxmode.store import SearchResult
 
-MEMORY_FILES = (
-    "CLAUDE.md",
-    "AGENTS.md",
-    "AGENTS.override.md",
-    "GEMINI.md",
-    "QWEN.md",
-    ".github/copilot-instructions.md",
-)
-USER_MEMORY = (
-    ".claude/CLAUDE.md",
-    ".codex/AGENTS.md",
-    ".gemini/GEMINI.md",
-    ".qwen/QWEN.md",
-)
 MAX_MEMORY_BYTES = 1_000_000
 MIN_TERM = 3
 BEFORE, AFTER = 200, 500
@@ -109,11 +97,27 @@ def event_items(session_db: Path, query: str, limit: int) -> list[Item]:
 
 
 def _memory_candidates(project_dir: Path, home: Path) -> Iterable[tuple[str, Path]]:
-    for name in MEMORY_FILES:
-        yield f"project/{name}", project_dir / name
-    if home.resolve() != project_dir.resolve():
-        for name in USER_MEMORY:
-            yield f"user/{name}", home / name
+    """Every platform's memory files (its descriptor's, config variables such as
+    ``CLAUDE_CONFIG_DIR`` or ``CODEX_HOME`` honoured), each file once, project first."""
+    import os
+
+    from ctxmode.platforms import descriptors
+    from ctxmode.platforms.host import memory_files
+
+    env = {**os.environ, "HOME": str(home)}
+    found = dict.fromkeys(p for h in descriptors() for p in memory_files(h, project_dir, env))
+    root, user = project_dir.resolve(), home.resolve()
+    same = root == user
+    for path in sorted(found, key=lambda p: not p.resolve().is_relative_to(root)):
+        inside = path.resolve().is_relative_to(root)
+        if same and not inside:
+            continue
+        base, scope = (root, "project") if inside else (user, "user")
+        try:
+            label = path.resolve().relative_to(base).as_posix()
+        except ValueError:
+            label = str(path)
+        yield f"{scope}/{label}", path
 
 
 def _passage(text: str, at: int) -> str:

@@ -8,7 +8,7 @@ import pytest
 from ctxmode.db import fts5_problem
 from ctxmode.paths import PROJECT_ENV_VARS
 
-_ISOLATED_PREFIXES = ("CTXMODE_", "CONTEXT_MODE_")
+_ISOLATED_PREFIXES = ("CTXMODE_", "CONTEXT_MODE_", "CTX_")  # CTX_FETCH_STRICT: upstream's
 
 
 def pytest_report_header() -> str:
@@ -43,8 +43,8 @@ HOST_VARS = (
 def fake_host(tmp_path, monkeypatch) -> Path:
     """A machine of the test's own, for code that reads hosts' settings or writes them:
     HOME and XDG_CONFIG_HOME under tmp_path, no host directory variables, a runnable
-    `ctxmode` first on a minimal PATH, and a temp dir outside the system one (setup
-    rightly refuses a ctxmode executable under the system temp dir, where tmp_path is).
+    `ctxmode` first on a minimal PATH, and a temp dir outside the system one (setup warns
+    about a ctxmode executable under the system temp dir, where tmp_path is).
     Returns the home directory."""
     home = tmp_path / "home"
     home.mkdir()

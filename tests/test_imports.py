@@ -1,10 +1,14 @@
 """The hook path and the core modules start without the heavy libraries (a subprocess each)."""
 
 import json
+import os
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
+
+REPO = Path(__file__).resolve().parents[1]
 
 HEAVY = ("typer", "rich", "mcp", "pydantic", "psutil", "ctxmode.cli", "ctxmode.server")
 
@@ -42,9 +46,32 @@ def test_statusline_imports_nothing_heavy_nor_sqlite():
     assert "sqlite3" not in loaded
 
 
-@pytest.mark.parametrize("module", ["ctxmode.store", "ctxmode.paths", "ctxmode.store.indexer"])
+@pytest.mark.parametrize(
+    "module", ["ctxmode.store", "ctxmode.paths", "ctxmode.store.indexer", "ctxmode.settings"]
+)
 def test_core_modules_import_nothing_heavy(module):
     assert _heavy(_loaded(f"import {module}")) == []
+
+
+def test_settings_loads_nothing_beyond_os_even_when_every_value_is_read():
+    """Without site (whose editable-install finder loads pathlib), importing the settings
+    module and reading every variable adds no module but itself to what ``os`` needs."""
+    code = (
+        "import os, sys, json\n"
+        "before = set(sys.modules)\n"
+        "from ctxmode import settings\n"
+        "values = [v.get() for v in settings.REGISTRY]\n"
+        "sys.stderr.write('NEW' + json.dumps(sorted(set(sys.modules) - before)))"
+    )
+    proc = subprocess.run(
+        [sys.executable, "-S", "-c", code],
+        env={**os.environ, "PYTHONPATH": str(REPO), "CTXMODE_INJECT": "off"},
+        capture_output=True,
+        text=True,
+        encoding="utf-8",
+        check=True,
+    )
+    assert json.loads(proc.stderr.split("NEW", 1)[1]) == ["ctxmode", "ctxmode.settings"]
 
 
 def test_hook_subprocess_with_garbage_stdin_exits_0_silently():

@@ -25,7 +25,7 @@ from typer._completion_shared import get_completion_script
 from typer.core import TyperArgument, TyperGroup, TyperOption
 
 import ctxmode
-from ctxmode import paths
+from ctxmode import paths, settings
 from ctxmode.errors import ExitCode
 
 PROG = "ctxmode"
@@ -54,123 +54,20 @@ EXIT_MEANINGS: dict[ExitCode, str] = {
 
 
 def _env_entries() -> list[tuple[tuple[str, ...], str]]:
-    """The ENVIRONMENT section: variables and what they change.
-
-    Kept here rather than gathered from the source because each needs a sentence for
-    people; the tests make sure every variable the package reads is listed.
-    """
-    from ctxmode.executor.sandbox import DEFAULT_TIMEOUT_MS
-    from ctxmode.hooks.routing import NUDGE_EVERY_DEFAULT
-    from ctxmode.session.snapshot import DEFAULT_BUDGET, MAX_BUDGET, MIN_BUDGET
-
-    hosts = ", ".join(f"${v}" for v in paths.PROJECT_ENV_VARS[1:])
+    """The ENVIRONMENT section: every variable of `ctxmode.settings`, in its order, then
+    the ones other programs own that ctxmode also reads."""
+    entries = []
+    for var in settings.REGISTRY:
+        default = f" Default: {var.shown_default}." if var.shown_default else ""
+        entries.append((var.names, var.doc + default))
+    project = " or ".join(f"${n}" for n in settings.PROJECT_DIR.names)
     return [
+        *entries,
         (
-            paths.ROOT_ENV_VARS,
-            "The data root, where knowledge bases, session databases and logs live (see "
-            "FILES). Default: $XDG_DATA_HOME/ctxmode or ~/.local/share/ctxmode on Linux, "
-            "the platform's user data directory elsewhere.",
-        ),
-        (
-            paths.PROJECT_ENV_VARS[:1],
-            "The project directory when --project is not given. Host agents set their "
-            f"own variables, which are tried next, in this order: {hosts}; then the "
-            "enclosing git work tree of the current directory, then the current directory.",
-        ),
-        (
-            ("CTXMODE_EXEC_TIMEOUT_MS",),
-            "Deadline of a sandboxed run in milliseconds when --timeout-ms is not given "
-            f"(default {DEFAULT_TIMEOUT_MS}).",
-        ),
-        (
-            ("CTXMODE_ISOLATE",),
-            "1, true, yes or on: confine sandboxed runs with bubblewrap (Linux) unless "
-            "--no-isolate is given.",
-        ),
-        (
-            ("CTXMODE_REQUIRE_SECURITY", "CONTEXT_MODE_REQUIRE_SECURITY"),
-            "1, true, yes or on: fail closed, denying requests when the permission settings "
-            "cannot be read.",
-        ),
-        (
-            ("CTXMODE_PLATFORM", "CONTEXT_MODE_PLATFORM"),
-            "The host agent whose global settings directory is read for permission rules "
-            "besides Claude Code's.",
-        ),
-        (
-            ("CTXMODE_FETCH_STRICT", "CTX_FETCH_STRICT"),
-            "1, true, yes or on: fetching also refuses private network addresses (loopback, "
-            "RFC 1918, unique-local); link-local and metadata addresses are always refused.",
-        ),
-        (
-            ("CTXMODE_INJECT", "CONTEXT_MODE_INJECT"),
-            "off, 0, false or no: hooks still record session events but add nothing to the "
-            "agent's context.",
-        ),
-        (
-            ("CTXMODE_SNAPSHOT_BYTES",),
-            "Size budget in bytes of the session snapshot given back to the agent after "
-            f"compaction (default {DEFAULT_BUDGET}, clamped to {MIN_BUDGET}..{MAX_BUDGET}).",
-        ),
-        (
-            ("CTXMODE_SESSION_SUFFIX", "CONTEXT_MODE_SESSION_SUFFIX"),
-            "Replaces the git-worktree suffix of session database names; empty means none.",
-        ),
-        (
-            ("CTXMODE_SESSION_ID", "CLAUDE_SESSION_ID"),
-            "The session the MCP server's usage statistics are counted for, when the host "
-            "sets one.",
-        ),
-        (
-            ("CTXMODE_SUBAGENT_ROUTING", "CONTEXT_MODE_SUBAGENT_ROUTING"),
-            "Which sub-agents are told about the ctx tools: auto (default: general-purpose "
-            "agents), all, or off.",
-        ),
-        (
-            ("CTXMODE_EXTERNAL_MCP_NUDGE_EVERY", "CONTEXT_MODE_EXTERNAL_MCP_NUDGE_EVERY"),
-            "Remind the agent to use ctxmode on every Nth call of another MCP server's tool "
-            f"(1..100, default {NUDGE_EVERY_DEFAULT}).",
-        ),
-        (
-            ("CTXMODE_GC_MAX_AGE_DAYS",),
-            "Default of gc --max-age-days: projects unused, sessions idle and fetched "
-            "sources older than this many days are deleted (default 30).",
-        ),
-        (
-            ("CTXMODE_GC_MAX_MB",),
-            "Default of gc --max-size: the budget in MB (2^20 bytes) for all databases "
-            "together (default 500).",
-        ),
-        (
-            ("CTXMODE_GC",),
-            "off (or 0, false, no): a running server never collects garbage on its own (it "
-            "otherwise applies the gc budget at most once a day).",
-        ),
-        (
-            ("CTXMODE_NO_BROWSER",),
-            "1, true, yes or on: insight never opens a browser (as with --no-open).",
-        ),
-        (
-            ("CTXMODE_UPGRADE_COMMAND",),
-            "A JSON list that replaces the package tool command upgrade runs (unusual installs).",
-        ),
-        (
-            ("CTXMODE_PYPI_URL",),
-            "The PyPI JSON address upgrade --check asks for the latest version (mirrors).",
-        ),
-        (
-            ("CTXMODE_BIN",),
-            "The ctxmode executable the OpenCode plugin runs (default: ctxmode on PATH).",
-        ),
-        (
-            ("CTXMODE_FILE_PATH",),
-            "Set by execute-file for the code it runs: the path of the file to process "
-            "(also given to the code as FILE_CONTENT_PATH).",
-        ),
-        (
-            ("CTXMODE_RUN_ID",),
-            "Set in every sandboxed run; marks its processes so that all of them are "
-            "killed when the run ends.",
+            paths.HOST_PROJECT_ENV_VARS,
+            f"Set by host agents: the project directory when neither --project nor {project} "
+            "is given, tried in this order; then the enclosing git work tree of the current "
+            "directory, then the current directory.",
         ),
         (
             ("HTTP_PROXY", "HTTPS_PROXY", "NO_PROXY"),
@@ -483,7 +380,7 @@ def _exit_section() -> list[str]:
 
 
 def _env_section() -> list[str]:
-    out = [".SH ENVIRONMENT"]
+    out = [".SH ENVIRONMENT", *prose(settings.RULES)]
     for names, text in _env_entries():
         out += [".TP", ", ".join(bold(n) for n in names), *prose(text)]
     return out

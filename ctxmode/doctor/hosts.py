@@ -106,8 +106,8 @@ def _advice(executable: str) -> set[str]:
     from ctxmode.setup.command import resolve
 
     try:
-        shared = resolve(executable, shared=True, strict=False)[1]
-        alone = resolve(executable, shared=False, strict=False)[1]
+        shared = resolve(executable, shared=True)[1]
+        alone = resolve(executable, shared=False)[1]
     except CtxError:
         return set()
     return set(shared) - set(alone)
@@ -117,13 +117,21 @@ def _rerun(
     platform: str, project: Path | None, executable: str, missing: list[tuple[str, str]]
 ) -> tuple[list[str], list[str]]:
     """Problems (missing entries, files setup would still change, setup refusing) and
-    setup's warnings (PATH, foreign or duplicate entries, double hooks), from a dry run."""
+    setup's warnings (PATH, foreign or duplicate entries, double hooks), from a dry run.
+
+    Raises:
+        SettingsFileError: a settings file cannot be parsed (uninstall leaves such a file
+            alone when nothing in it is ctxmode's; setup cannot).
+    """
     from ctxmode.errors import CtxError
     from ctxmode.setup import engine
+    from ctxmode.setup.errors import SettingsFileError
 
     problems = [note for _, note in missing]
     try:
         planned = engine.setup(platform, project=project, command=executable, dry_run=True)
+    except SettingsFileError:
+        raise
     except CtxError as exc:
         return [*problems, str(exc)], []
     noted = {shown for shown, _ in missing}
@@ -140,6 +148,7 @@ def platform_check(platform: str, project: Path | None) -> Check | None:
     from ctxmode.errors import CtxError
     from ctxmode.setup import engine, record, targets
     from ctxmode.setup.command import Command
+    from ctxmode.setup.errors import SettingsFileError
     from ctxmode.setup.model import Scope
 
     scope = Scope(project)
@@ -161,7 +170,10 @@ def platform_check(platform: str, project: Path | None) -> Check | None:
     plan = targets.plan(platform, scope, Command(executable))
     missing = _missing(plan, found, project)
     gone = _gone(executable)
-    problems, warnings = _rerun(platform, project, executable, missing)
+    try:
+        problems, warnings = _rerun(platform, project, executable, missing)
+    except SettingsFileError as exc:
+        return fail(name, str(exc), f"fix that file, then run {fix}")
     if gone:  # setup's warnings about that executable say the same again
         warnings = [w for w in warnings if executable not in w]
     notes = [n.rstrip(". ") for n in (*problems, *warnings)]

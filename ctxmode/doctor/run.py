@@ -38,6 +38,7 @@ def groups(project_dir: Path | None) -> list[Group]:
         ("setup", lambda: hosts.platform_checks(project_dir)),
         ("server", lambda: servers.server_check(root, project_dir)),
         ("install", system.install),
+        ("environment", system.environment),
     ]
 
 

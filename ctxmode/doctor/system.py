@@ -108,3 +108,15 @@ def install() -> list[Check]:
             )
         ]
     return [ok("install", detail)]
+
+
+def environment() -> list[Check]:
+    """One WARN line per ctxmode variable set to a value it cannot use; none when all are
+    usable (`ctxmode.settings.problems`)."""
+    from ctxmode import settings
+
+    fix = (
+        "correct or unset it (see ENVIRONMENT in man ctxmode); meanwhile ctxmode uses the "
+        "default, and a command that would act on the value refuses to run"
+    )
+    return [warn("environment", message, fix) for message in settings.problems()]

@@ -4,13 +4,13 @@
 ``ctx_execute_file`` and each command of ``ctx_batch_execute``.
 """
 
-import os
 import shutil
 import threading
 import time
 from dataclasses import dataclass
 from pathlib import Path
 
+from ctxmode import settings
 from ctxmode.errors import NotFoundError
 from ctxmode.executor import sandbox
 from ctxmode.executor.env import make_workdir, new_run_id, sandbox_env
@@ -55,7 +55,7 @@ class ExecResult:
 def isolate_requested(flag: bool | None) -> bool:
     if flag is not None:
         return flag
-    return os.environ.get("CTXMODE_ISOLATE", "").strip().lower() in ("1", "true", "yes", "on")
+    return settings.isolate()
 
 
 def resolve_file(project_dir: Path, path: str) -> Path:

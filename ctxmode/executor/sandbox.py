@@ -24,10 +24,11 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from ctxmode import settings
 from ctxmode.errors import UsageError
 from ctxmode.executor.procs import adopt_orphans, kill_tree, leftovers
 
-DEFAULT_TIMEOUT_MS = 120_000
+DEFAULT_TIMEOUT_MS = settings.EXEC_TIMEOUT_MS.default
 HARD_CAP_BYTES = 100 * 1024 * 1024
 EXIT_GRACE_S = 0.1  # output still in flight after the main process exits
 _READ = 65536
@@ -85,13 +86,8 @@ def timeout_seconds(timeout_ms: int | float | None) -> float:
         UsageError: a timeout that is not a positive number of milliseconds.
     """
     if timeout_ms is None:
-        raw = os.environ.get("CTXMODE_EXEC_TIMEOUT_MS", "").strip()
-        if not raw:
-            return DEFAULT_TIMEOUT_MS / 1000
-        try:
-            timeout_ms = float(raw)
-        except ValueError as exc:
-            raise UsageError(f"CTXMODE_EXEC_TIMEOUT_MS={raw!r} is not a number") from exc
+        settings.require_valid(settings.EXEC_TIMEOUT_MS)
+        timeout_ms = settings.exec_timeout_ms()
     if not timeout_ms > 0:
         raise UsageError(f"timeout must be a positive number of milliseconds, got {timeout_ms}")
     return float(timeout_ms) / 1000

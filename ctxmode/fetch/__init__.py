@@ -29,7 +29,7 @@ from ctxmode.fetch.errors import (
     TooManyRedirectsError,
     UnsupportedContentError,
 )
-from ctxmode.fetch.guard import IpClass, Verdict, classify_ip, parse_url, strict_from_env
+from ctxmode.fetch.guard import IpClass, Verdict, classify_ip, parse_url
 from ctxmode.fetch.http import FetchLimits, Response, fetch, preflight
 from ctxmode.fetch.render import render_report
 from ctxmode.fetch.service import (
@@ -72,5 +72,4 @@ __all__ = [
     "parse_url",
     "preflight",
     "render_report",
-    "strict_from_env",
 ]

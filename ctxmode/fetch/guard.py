@@ -22,9 +22,8 @@ this far: `parse_url` rejects everything else before any cache lookup or network
 """
 
 import ipaddress
-import os
 import socket
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from enum import Enum
 from typing import Any
@@ -32,7 +31,6 @@ from urllib.parse import SplitResult, quote, urlsplit
 
 from ctxmode.fetch.errors import BadUrlError, BlockedAddressError, DnsError, SchemeNotAllowedError
 
-STRICT_ENV = ("CTXMODE_FETCH_STRICT", "CTX_FETCH_STRICT")
 ALLOWED_SCHEMES = ("http", "https")
 DEFAULT_PORTS = {"http": 80, "https": 443}
 
@@ -172,14 +170,6 @@ def classify_ip(text: str) -> IpClass:
             return IpClass(Verdict.BLOCKED, "reserved")
         return IpClass(Verdict.PUBLIC, "public")
     return _match(addr, _V4_RULES) or IpClass(Verdict.PUBLIC, "public")
-
-
-def strict_from_env(environ: Mapping[str, str] | None = None) -> bool:
-    """True when ``CTXMODE_FETCH_STRICT`` (or upstream's ``CTX_FETCH_STRICT``) is set on."""
-    env = os.environ if environ is None else environ
-    return any(
-        env.get(name, "").strip().lower() in ("1", "true", "yes", "on") for name in STRICT_ENV
-    )
 
 
 def check_ip(ip: str, host: str, *, strict: bool) -> IpClass:

@@ -30,7 +30,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from urllib.parse import urljoin
 
-from ctxmode import __version__
+from ctxmode import __version__, settings
 from ctxmode.fetch import guard
 from ctxmode.fetch.errors import (
     BadUrlError,
@@ -104,7 +104,7 @@ def preflight(
         BadUrlError, SchemeNotAllowedError, DnsError, BlockedAddressError, ConnectError.
     """
     target = guard.parse_url(url)
-    _check(target, strict=guard.strict_from_env() if strict is None else strict, resolver=resolver)
+    _check(target, strict=settings.fetch_strict() if strict is None else strict, resolver=resolver)
     return target
 
 
@@ -378,7 +378,7 @@ def fetch(
         TooLargeError, UnsupportedContentError, TooManyRedirectsError.
     """
     limits = limits or FetchLimits()
-    strict = guard.strict_from_env() if strict is None else strict
+    strict = settings.fetch_strict() if strict is None else strict
     deadline = time.monotonic() + limits.total_timeout
     target = guard.parse_url(url)
     redirects: list[str] = []

@@ -48,12 +48,10 @@ from ctxmode.gc.inventory import (
     STALE_FILE_SECONDS,
 )
 from ctxmode.gc.limits import (
-    AGE_ENV,
     DAY,
     DEFAULT_MAX_AGE_DAYS,
     DEFAULT_MAX_MB,
     MB,
-    SIZE_ENV,
     Budget,
     budget,
 )
@@ -74,7 +72,6 @@ from ctxmode.gc.model import (
 from ctxmode.gc.planning import plan
 
 __all__ = [
-    "AGE_ENV",
     "BUSY_TIMEOUT_S",
     "CONTENT_OVERHEAD",
     "DAY",
@@ -82,7 +79,6 @@ __all__ = [
     "DEFAULT_MAX_MB",
     "MB",
     "SESSION_OVERHEAD",
-    "SIZE_ENV",
     "STALE_FILE_SECONDS",
     "VACUUM_MIN_BYTES",
     "VACUUM_MIN_FRACTION",

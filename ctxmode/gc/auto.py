@@ -18,6 +18,7 @@ import os
 import time
 from pathlib import Path
 
+from ctxmode import settings
 from ctxmode.gc.limits import DAY
 
 log = logging.getLogger("ctxmode.gc")
@@ -25,11 +26,10 @@ log = logging.getLogger("ctxmode.gc")
 STAMP = "gc.last"
 LOCK = "gc.lock"
 LOCK_STALE_S = 3600.0
-ENV = "CTXMODE_GC"
 
 
 def enabled() -> bool:
-    return os.environ.get(ENV, "").strip().lower() not in ("off", "0", "false", "no")
+    return settings.gc_enabled()
 
 
 def due(root: Path, now: float | None = None) -> bool:

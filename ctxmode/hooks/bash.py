@@ -2,85 +2,71 @@
 (curl/wget, an interpreter's inline HTTP call), run a build tool, or have structurally
 bounded output? Standard library only; imported for Bash calls alone.
 
-Commands are read with `shlex` (quotes honoured, so ``gh issue edit --body "use curl"``
-runs no curl) into pipelines of simple commands. A rule looks at the *command name*,
-after ``VAR=value`` assignments and wrappers (``sudo``, ``env``, ``timeout``, ``xargs``
-...), so ``docker exec box curl …`` and ``ls gradle`` are not what they mention.
+Commands are read by the permission policy's lexer (`ctxmode.security.shell`), so routing
+and the policy see the same simple commands: quotes honoured (``gh issue edit --body "use
+curl"`` runs no curl), and the commands inside ``$(...)``, backticks, ``<(...)``, here-
+documents fed to a shell and scripts handed to ``sh -c``/``eval`` included. A rule looks at
+the *command name*, after ``VAR=value`` assignments and wrappers (``sudo``, ``env``,
+``timeout``, ``xargs`` ...), so ``docker exec box curl …`` and ``ls gradle`` are not what
+they mention.
+
+Where a command's output goes decides whether it reaches the conversation
+(`_output_kept`): a file, a pipe into an unpacker or a shell, or the command it flows into.
+A command substitution's output counts as printed when its command shows its arguments
+(``echo "$(curl …)"``, ``printf``) or only assigns them (``X=$(curl …)``: the variable is
+nearly always echoed or parsed next, and variables are not followed); it is kept when a
+shell runs it (``sh -c "$(curl …)"``, ``eval``, ``source <(curl …)``) and when it is just
+another command's argument (``git commit -m "$(curl …)"``). Here-strings, here-documents,
+``<(...)`` and ``sh -c`` scripts print wherever their command prints.
 """
 
 import re
-import shlex
 from functools import cache, cached_property
-from typing import Any, NamedTuple
+from typing import NamedTuple
 
-_URL = re.compile(r"https?://[^\s<>\"'`)\]}]+", re.IGNORECASE)
-
-
-def urls_in(text: str) -> list[str]:
-    """The http(s) URLs in free text, without trailing sentence punctuation."""
-    return [m.rstrip(".,;:!?") for m in _URL.findall(text)]
-
-
-def shell_command(tool_input: dict[str, Any]) -> str:
-    """The shell command of a Bash-like call (``command``, or Codex's ``cmd``)."""
-    for key in ("command", "cmd"):
-        value = tool_input.get(key)
-        if isinstance(value, str):
-            return value
-        if isinstance(value, list) and value and all(isinstance(v, str) for v in value):
-            # Codex `shell`: ["bash", "-lc", "<script>"]
-            words: list[str] = value
-            if len(words) == 3 and _basename(words[0]) in _SHELLS and words[1].startswith("-"):
-                return words[2]
-            return shlex.join(words)
-    return ""
-
-
-_SHELLS = frozenset({"sh", "bash", "zsh", "dash", "ksh", "mksh", "ash", "fish"})
-_PUNCT = "();<>|&\n"
-_HEREDOC = re.compile(r"(?<!<)<<(-?)[ \t]*(['\"]?)([\w.-]+)\2")
+from ctxmode.platforms.normalise import urls_in
+from ctxmode.security.readings import _inner_scripts
+from ctxmode.security.shell import MAX_DEPTH, Redirect, Segment, segments
+from ctxmode.security.words import _SHELLS, ASSIGNMENT, peel
 
 
 class Command:
-    """One simple command: its words (quotes removed, redirections apart).
+    """One simple command of the shared lexer, and where its output goes.
 
-    A plain class, not a dataclass: importing `dataclasses` costs the hook process ~8 ms.
-    No ``__slots__``: the cached properties below need the instance ``__dict__``.
+    ``rest`` are the commands after it in its pipeline; ``outer`` is the command whose
+    substitution, here-document or ``sh -c`` script it ran in, ``via`` how (`Segment.via`,
+    or ``-c`` for a script argument). A plain class, not a dataclass: importing
+    `dataclasses` costs the hook process ~8 ms. No ``__slots__``: `name` is cached in the
+    instance ``__dict__``.
     """
 
-    def __init__(
-        self,
-        words: list[str] | None = None,
-        redirects: list[tuple[str, str, str]] | None = None,  # (fd, op, target)
-        heredoc: str = "",
-    ) -> None:
-        self.words: list[str] = [] if words is None else words
-        self.redirects: list[tuple[str, str, str]] = [] if redirects is None else redirects
-        self.heredoc = heredoc
+    def __init__(self, segment: Segment, outer: "Command | None" = None, via: str = "") -> None:
+        self.segment = segment
+        self.outer = outer
+        self.via = via
+        self.rest: list[Command] = []
 
-    def __eq__(self, other: object) -> bool:
-        if other.__class__ is not self.__class__:
-            return NotImplemented
-        assert isinstance(other, Command)
-        return (self.words, self.redirects, self.heredoc) == (
-            other.words,
-            other.redirects,
-            other.heredoc,
-        )
+    @property
+    def text(self) -> str:
+        """The command as written (`ctxmode.security.split_command` gives the same)."""
+        return self.segment.text
 
-    __hash__ = None  # type: ignore[assignment]  # mutable, like the dataclass it replaced
+    @property
+    def words(self) -> list[str]:
+        """The unquoted words, redirections left out."""
+        return [w.value for w in self.segment.words if not w.redirect]
 
-    def __repr__(self) -> str:
-        return (
-            f"Command(words={self.words!r}, redirects={self.redirects!r}, heredoc={self.heredoc!r})"
-        )
+    @property
+    def redirects(self) -> tuple[Redirect, ...]:
+        return self.segment.redirects
+
+    @property
+    def heredoc(self) -> str:
+        return self.segment.heredoc
 
     def argv(self) -> list[str]:
         """The words from the command name on: assignments and wrappers peeled off."""
-        # The policy's own wrapper table (imported here: only Bash calls need it).
-        from ctxmode.security.words import ASSIGNMENT, peel
-
-        words = [w for w in self.words if w != "$"]
+        words = self.words
         i = 0
         while i < len(words) and ASSIGNMENT.match(words[i]):
             i += 1
@@ -96,7 +82,7 @@ class Command:
     def name(self) -> str:
         """The command name, lower case, without a Windows executable suffix."""
         argv = self.argv()
-        name = _basename(argv[0]).lower() if argv else ""
+        name = argv[0].replace("\\", "/").rsplit("/", 1)[-1].lower() if argv else ""
         stem, dot, suffix = name.rpartition(".")
         return stem if dot and stem and suffix in ("exe", "bat", "cmd", "ps1") else name
 
@@ -114,77 +100,32 @@ class Command:
         return False
 
 
-def _basename(word: str) -> str:
-    return word.lstrip("`").replace("\\", "/").rsplit("/", 1)[-1]
-
-
-def _cut_heredocs(command: str) -> tuple[str, list[str]]:
-    """The command without here-document bodies, and the bodies in order."""
-    if "<<" not in command:
-        return command, []
-    lines = command.split("\n")
-    kept: list[str] = []
-    bodies: list[str] = []
-    i = 0
-    while i < len(lines):
-        line = lines[i]
-        kept.append(line)
-        i += 1
-        for match in _HEREDOC.finditer(line):
-            strip_tabs, delim = match.group(1) == "-", match.group(3)
-            body: list[str] = []
-            while i < len(lines):
-                current = lines[i]
-                i += 1
-                if (current.lstrip("\t") if strip_tabs else current).rstrip("\r") == delim:
-                    break
-                body.append(current)
-            bodies.append("\n".join(body))
-    return "\n".join(kept), bodies
-
-
-def pipelines(command: str) -> list[list[Command]]:
-    """``command`` as pipelines of simple commands (split on ``&&``, ``||``, ``;``, ``&``,
-    newlines and parentheses; ``|`` inside a pipeline). Quotes are honoured; text the
-    shell lexer cannot read (an unclosed quote) is split on whitespace instead."""
-    text, bodies = _cut_heredocs(command.replace("\\\n", " "))
-    tokens: list[str] | None = None
-    if len(text) <= _LEX_LIMIT:
-        lexer = shlex.shlex(text, posix=True, punctuation_chars=_PUNCT)
-        lexer.whitespace = " \t\r"
-        lexer.commenters = ""
-        lexer.whitespace_split = True
-        try:
-            tokens = list(lexer)
-        except ValueError:
-            tokens = None
-    if tokens is None:
-        tokens = re.findall(r"[();<>|&\n]+|[^\s();<>|&]+", text)
-    result: list[list[Command]] = [[Command()]]
-    pending: tuple[str, str] | None = None
-    for tok in tokens:
-        cmd = result[-1][-1]
-        if tok and all(c in _PUNCT for c in tok):
-            if "<" in tok or ">" in tok:
-                fd = ""
-                if cmd.words and cmd.words[-1].isdigit() and len(cmd.words[-1]) == 1:
-                    fd = cmd.words.pop()
-                pending = (fd, tok.replace("(", "").replace(")", "").replace(";", ""))
-            elif tok in ("|", "|&"):
-                result[-1].append(Command())
-                pending = None
-            else:
-                result.append([Command()])
-                pending = None
-        elif pending is not None:
-            fd, op = pending
-            cmd.redirects.append((fd, op, tok))
-            if op in ("<<", "<<-") and bodies:
-                cmd.heredoc += bodies.pop(0)
-            pending = None
-        else:
-            cmd.words.append(tok)
-    return [[c for c in line if c.words] for line in result if any(c.words for c in line)]
+def commands(command: str, depth: int = 0, outer: Command | None = None) -> list[Command]:
+    """Every simple command of ``command``, in the policy's order: each segment of
+    `ctxmode.security.shell.segments`, followed by the commands of the shell scripts it is
+    handed (``sh -c``, ``eval``, ``su -c``, ``env -S``, ``watch``, ``find -exec``)."""
+    segs = segments(command, depth)
+    cmds = [Command(seg) for seg in segs]
+    lines: dict[int, list[Command]] = {}
+    for seg, cmd in zip(segs, cmds, strict=True):
+        if seg.outer >= 0:
+            cmd.outer, cmd.via = cmds[seg.outer], seg.via
+        elif outer is not None:
+            cmd.outer, cmd.via = outer, "-c"
+        line = lines.setdefault(seg.pipeline, [])
+        line.append(cmd)
+    for line in lines.values():
+        for i, cmd in enumerate(line):
+            cmd.rest = line[i + 1 :]
+    out: list[Command] = []
+    for cmd in cmds:
+        out.append(cmd)
+        # A script that mentions nothing a routing rule looks for cannot change the route.
+        if depth < MAX_DEPTH and _MENTIONS.search(cmd.text):
+            for language, code in _inner_scripts(cmd.segment):
+                if language == "shell":
+                    out.extend(commands(code, depth + 1, cmd))
+    return out
 
 
 # Structurally bounded commands (as in upstream): no control operator, and a known short output.
@@ -266,10 +207,13 @@ _MENTIONS = re.compile(
     r"|Net::HTTP|URI\.open|file_get_contents",
     re.IGNORECASE,
 )
-_LEX_LIMIT = 32 * 1024  # longer commands are split on whitespace: shlex is slow on 100 KB
 # Commands that consume a download without printing it, and ones that cut a log short.
 _CONSUMERS = frozenset({*_SHELLS, "tar", "bsdtar", "gunzip", "gzip", "xz", "zstd", "bzip2", "cpio"})
 _LIMITERS = frozenset({"tail", "head", "grep", "egrep", "rg", "wc"})
+# Commands that run a substitution's output as a script, and ones that print their
+# arguments or only assign them (the name of a bare assignment is "").
+_RUN_SCRIPTS = frozenset({*_SHELLS, "eval", "source", "."})
+_SHOW_ARGS = frozenset({"", "echo", "printf", "export", "local", "declare", "readonly", "typeset"})
 
 
 def classify_bash(command: str) -> BashRoute:
@@ -278,42 +222,52 @@ def classify_bash(command: str) -> BashRoute:
         return BashRoute("bounded")
     if not _MENTIONS.search(command):
         return BashRoute("other")
-    lines = pipelines(command)
-    for line in lines:
-        for i, cmd in enumerate(line):
-            if (cmd.name in ("curl", "wget") and _fetch_prints(cmd, line[i + 1 :])) or (
-                cmd.name in _POWERSHELL_FETCH and _cmdlet_prints(cmd, line[i + 1 :])
-            ):
-                urls = urls_in(" ".join(cmd.argv()))
-                return BashRoute("fetch", cmd.name, urls[0] if urls else None)
-    for line in lines:
-        for cmd in line:
-            if _INTERPRETERS.fullmatch(cmd.name) and _INLINE_HTTP.search(
-                " ".join(cmd.argv()[1:]) + "\n" + cmd.heredoc
-            ):
-                return BashRoute("inline_http", cmd.name)
-    for line in lines:
-        for i, cmd in enumerate(line):
-            if cmd.name in _BUILD_TOOLS and not _output_limited(cmd, line[i + 1 :]):
-                return BashRoute("build", cmd.name)
+    cmds = commands(command)
+    for cmd in cmds:
+        if (cmd.name in ("curl", "wget") and _fetch_prints(cmd)) or (
+            cmd.name in _POWERSHELL_FETCH and _cmdlet_prints(cmd)
+        ):
+            urls = urls_in(" ".join(cmd.argv()))
+            return BashRoute("fetch", cmd.name, urls[0] if urls else None)
+    for cmd in cmds:
+        if _INTERPRETERS.fullmatch(cmd.name) and _INLINE_HTTP.search(
+            " ".join(cmd.argv()[1:]) + "\n" + cmd.heredoc
+        ):
+            return BashRoute("inline_http", cmd.name)
+    for cmd in cmds:
+        if cmd.name in _BUILD_TOOLS and not _output_kept(cmd, _LIMITERS):
+            return BashRoute("build", cmd.name)
     return BashRoute("other")
 
 
-def _output_limited(cmd: Command, rest: list[Command]) -> bool:
-    """The build's log goes to a file, or through tail/head/grep/wc."""
-    if cmd.stdout_to_file():
-        return True
-    return bool(rest) and (rest[-1].name in _LIMITERS or rest[-1].stdout_to_file())
+def _output_kept(cmd: Command, sinks: frozenset[str]) -> bool:
+    """Does what ``cmd`` writes to stdout stay out of the conversation? It does when it goes
+    to a file, through one of ``sinks`` down its pipeline, or into a command that keeps it
+    (the module docstring has the rules for substitutions)."""
+    while True:
+        rest = cmd.rest
+        if cmd.stdout_to_file() or (rest and rest[-1].stdout_to_file()):
+            return True
+        if any(c.name in sinks for c in rest):
+            return True
+        outer, via = cmd.outer, cmd.via
+        if outer is None:
+            return False
+        if via == ">" or (via in ("$(", "`", "<(") and outer.name in _RUN_SCRIPTS):
+            return True
+        if via in ("$(", "`") and outer.name not in _SHOW_ARGS:
+            return True
+        cmd = outer
 
 
-def _cmdlet_prints(cmd: Command, rest: list[Command]) -> bool:
+def _cmdlet_prints(cmd: Command) -> bool:
     """PowerShell's web cmdlets print the response unless ``-OutFile`` takes it."""
-    if any(a.lower().startswith("-outf") for a in cmd.argv()[1:]) or cmd.stdout_to_file():
+    if any(a.lower().startswith("-outf") for a in cmd.argv()[1:]):
         return False
-    return not (rest and rest[-1].stdout_to_file())
+    return not _output_kept(cmd, frozenset())
 
 
-def _fetch_prints(cmd: Command, rest: list[Command]) -> bool:
+def _fetch_prints(cmd: Command) -> bool:
     """Would this curl/wget put a response (or a progress meter) into the conversation?
 
     Safe only when all hold (upstream #166): the body goes to a file (``-o``/``-O``, a
@@ -388,9 +342,5 @@ def _fetch_prints(cmd: Command, rest: list[Command]) -> bool:
                     i += 0 if rest_of else 1  # an option with a value: the rest is its value
                     break
         i += 1
-    in_file = to_file and not to_stdout
-    if not in_file:  # the body is on stdout: where does stdout go?
-        in_file = cmd.stdout_to_file() or (
-            bool(rest) and (rest[0].name in _CONSUMERS or rest[-1].stdout_to_file())
-        )
+    in_file = (to_file and not to_stdout) or _output_kept(cmd, _CONSUMERS)
     return not in_file or verbose or not silent

@@ -7,15 +7,17 @@ carries on; the error goes to the hook log).
 
 Hosts that never start a session again after compacting (VS Code and the Copilot runtime,
 Gemini's asynchronous PreCompress) get the session's pending resume snapshot with the next
-tool result or prompt instead (`LATE_SNAPSHOT_PLATFORMS`).
+tool result or prompt instead (their descriptor's ``late_snapshot``). A snapshot is pending
+only after a real compaction (see `ctxmode.hooks.compact`).
 """
 
-from ctxmode.hooks.model import RECORD, HookDecision, HookEvent
+from ctxmode import settings
+from ctxmode.hookevent import RECORD, HookDecision, HookEvent
+from ctxmode.platforms import descriptor
 from ctxmode.session import extract, markers, where
 from ctxmode.session.db import HOOK_BUSY_TIMEOUT_MS, SessionDB
 from ctxmode.session.events import Event, snapshot_consumed
 
-LATE_SNAPSHOT_PLATFORMS = frozenset({"vscode-copilot", "jetbrains-copilot", "gemini-cli"})
 _TOOL_EVENTS = frozenset({"post_tool", "post_tool_failure"})
 
 
@@ -34,10 +36,12 @@ def handle(event: HookEvent) -> HookDecision:
     """Record the call's events; hand back a pending snapshot where the host needs it so."""
     session_id = where.session_id_of(event)
     events = _events(event, session_id)
+    host = descriptor(event.platform)
     late = (
-        event.platform in LATE_SNAPSHOT_PLATFORMS
+        host is not None
+        and host.late_snapshot
         and event.event in ("post_tool", "prompt_submit")
-        and where.injection_enabled()
+        and settings.inject_enabled()
     )
     if not events and not late:
         return RECORD

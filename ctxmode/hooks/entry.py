@@ -10,7 +10,6 @@ import json
 import os
 import sys
 import time
-from pathlib import Path
 from typing import Any
 
 HANDLERS = {
@@ -75,10 +74,9 @@ def run(argv: list[str]) -> int:
     """Entry point; `argv` is ``[platform, event]``. Returns the process exit status."""
     from ctxmode import platforms
 
-    if len(argv) != 2 or argv[0] not in platforms.PLATFORMS:
-        from ctxmode.cli.app import main as cli_main  # usage errors read better from Typer
-
-        return cli_main(["hook", *argv])
+    if len(argv) != 2 or argv[0] not in platforms.PLATFORMS:  # `ctxmode hook` checks first
+        sys.stderr.write(f"Usage: ctxmode hook PLATFORM EVENT ({', '.join(platforms.PLATFORMS)})\n")
+        return 2
     platform, native_event = argv[0], argv[1].lower()
     try:
         data = b"" if sys.stdin is None or sys.stdin.isatty() else sys.stdin.buffer.read()
@@ -101,29 +99,3 @@ def run(argv: list[str]) -> int:
         sys.stderr.write(output.stderr if output.stderr.endswith("\n") else output.stderr + "\n")
         sys.stderr.flush()
     return int(output.exit_code)
-
-
-def project_from(payload: dict[str, Any], env: Any) -> Path | None:
-    """The project a hook call belongs to: the host's project variable, else its cwd."""
-    for var in (
-        "CTXMODE_PROJECT_DIR",
-        "CLAUDE_PROJECT_DIR",
-        "GEMINI_PROJECT_DIR",
-        "QWEN_PROJECT_DIR",
-        "CURSOR_CWD",
-        "VSCODE_CWD",
-        "IDEA_INITIAL_DIRECTORY",
-        "OPENCODE_PROJECT_DIR",
-        "CONTEXT_MODE_PROJECT_DIR",
-    ):
-        value = (env.get(var) or "").strip()
-        if value:
-            return Path(value)
-    for key in ("cwd", "workspaceFolder", "workspace_folder"):
-        value = payload.get(key)
-        if isinstance(value, str) and value:
-            return Path(value)
-    roots = payload.get("workspace_roots") or payload.get("workspaceRoots")
-    if isinstance(roots, list) and roots and isinstance(roots[0], str):
-        return Path(roots[0])
-    return None

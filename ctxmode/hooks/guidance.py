@@ -11,29 +11,16 @@ sees it. Their wording contract (ADR-0003):
 * tools are named by their leaf (``ctx_search``), plus the host's full name where it is
   known (``mcp__ctxmode__ctx_search`` on Claude Code).
 
-``CTXMODE_INJECT=off`` turns injected guidance off: `routing_block` returns ``""`` and
-`inject_enabled` is false (the pre-tool router then skips nudges and sub-agent blocks).
+``CTXMODE_INJECT=off`` turns injected guidance off (`ctxmode.settings.inject_enabled`):
+`routing_block` returns ``""`` and the pre-tool router skips nudges and sub-agent blocks.
 """
 
 import os
 import shlex
 
-from ctxmode.hooks.model import SANDBOX_TOOLS, SERVER_TOOLS
-
-SERVER_KEY = "ctxmode"
-"""The MCP server name ctxmode registers under; the hosts derive tool names from it."""
-
-
-# Hosts whose model-visible MCP tool names are known: claude-code (`claude mcp add`),
-# qwen-code (`mcp__<server>__<tool>`), kiro (`@<server>/<tool>`). Elsewhere the naming
-# varies by host version, so only the leaf is given.
-_PREFIXES = {
-    "claude-code": f"mcp__{SERVER_KEY}__",
-    "qwen-code": f"mcp__{SERVER_KEY}__",
-    "kiro": f"@{SERVER_KEY}/",
-}
-
-_OFF = frozenset({"0", "off", "false", "no", "none"})
+from ctxmode import settings
+from ctxmode.hookevent import SANDBOX_TOOLS, SERVER_TOOLS
+from ctxmode.platforms import descriptor
 
 # Operator commands; listed in the main session's block only once the server has the tool.
 _COMMANDS = {
@@ -47,18 +34,15 @@ LARGE_READ_BYTES = 50_000
 """A Read of a file larger than this gets a size-specific nudge (as in upstream)."""
 
 
-def inject_enabled() -> bool:
-    """False when ``CTXMODE_INJECT`` (or ``CONTEXT_MODE_INJECT``) is off/0/false/no."""
-    for var in ("CTXMODE_INJECT", "CONTEXT_MODE_INJECT"):
-        value = os.environ.get(var, "").strip().lower()
-        if value:
-            return value not in _OFF
-    return True
+def _prefix(platform: str) -> str | None:
+    """The host's prefix of ctxmode's tool names, where its descriptor knows it."""
+    host = descriptor(platform)
+    return host.tool_prefix if host is not None else None
 
 
 def tool_name(platform: str, leaf: str) -> str:
     """The name the model calls ``leaf`` by on ``platform`` (the leaf where unknown)."""
-    return _PREFIXES.get(platform, "") + leaf
+    return (_prefix(platform) or "") + leaf
 
 
 def mention(platform: str, leaf: str) -> str:
@@ -68,13 +52,13 @@ def mention(platform: str, leaf: str) -> str:
 
 
 def _naming_line(platform: str) -> str:
-    prefix = _PREFIXES.get(platform)
-    if prefix is None:
+    host = descriptor(platform)
+    if host is None or host.tool_prefix is None:
         return ""
-    line = f"On this host they are named {prefix}<name>."
-    if platform == "claude-code":
+    line = f"On this host they are named {host.tool_prefix}<name>."
+    if host.deferred_tools:
         names = ",".join(tool_name(platform, t) for t in SANDBOX_TOOLS)
-        line += f' If deferred, load them first: ToolSearch(query: "select:{names}").'
+        line += " If deferred, load them first: " + host.deferred_tools.format(names=names) + "."
     return line + "\n"
 
 
@@ -85,7 +69,7 @@ def routing_block(platform: str, *, subagent: bool = False) -> str:
     is off. The sub-agent variant leaves out the operator commands and the artifact rule
     (a sub-agent reports back to its parent).
     """
-    if not inject_enabled():
+    if not settings.inject_enabled():
         return ""
     commands = "" if subagent else " ".join(_COMMANDS[t] for t in _COMMANDS if t in SERVER_TOOLS)
     return (

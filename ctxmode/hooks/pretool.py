@@ -13,8 +13,8 @@ import os
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from ctxmode.hookevent import HookDecision, HookEvent
 from ctxmode.hooks import routing
-from ctxmode.hooks.model import HookDecision, HookEvent
 from ctxmode.hooks.throttle import Throttle, session_key
 
 if TYPE_CHECKING:
@@ -43,12 +43,10 @@ def leave_marker(event: HookEvent, decision: HookDecision) -> None:
     tool = event.tool or event.native_tool or ""
     session = session_id_of(event)
     if tool == "WebFetch" and decision.kind == "deny":
-        urls = routing.extract_urls(event.tool_input)
-        markers.write_redirect(session, tool, "webfetch_redirected", 0, " ".join(urls)[:200])
+        urls = " ".join(event.urls)
+        markers.write_redirect(session, tool, "webfetch_redirected", 0, urls[:200])
     elif tool == "Bash" and decision.kind == "modify":
-        from ctxmode.hooks.bash import shell_command
-
-        command = shell_command(event.tool_input)
+        command = event.command or ""
         markers.write_redirect(session, tool, "bash_redirected", 0, command[:200])
     elif decision.kind == "deny":
         markers.write_rejected(session, tool, decision.reason or "")
@@ -79,10 +77,19 @@ def probe_for(event: HookEvent) -> routing.Probe:
 
     def server_ready() -> bool:
         if not ready:
-            from ctxmode.readiness import live_servers
+            from ctxmode.hooks.available import server_ready as ready_for
 
-            ready.append(bool(live_servers(data_root())))
+            ready.append(ready_for(event.platform, project_of(event)))
         return ready[0]
+
+    available: list[bool] = []
+
+    def tools_available() -> bool:
+        if not available:
+            from ctxmode.hooks.available import tools_available as available_for
+
+            available.append(available_for(event.platform, project_of(event)))
+        return available[0]
 
     def policy() -> "Policy":
         from ctxmode.security import load_policy
@@ -91,6 +98,7 @@ def probe_for(event: HookEvent) -> routing.Probe:
 
     return routing.Probe(
         server_ready=server_ready,
+        tools_available=tools_available,
         once=lambda kind: marks().once(kind),
         every=lambda kind, period: marks().every(kind, period),
         policy=policy,

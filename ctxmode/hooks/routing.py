@@ -29,25 +29,19 @@ import os
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
+from ctxmode import settings
+from ctxmode.hookevent import ALLOW, HookDecision, HookEvent
 from ctxmode.hooks import guidance
-from ctxmode.hooks.model import ALLOW, HookDecision, HookEvent
+from ctxmode.platforms import descriptor
 
 if TYPE_CHECKING:
     from ctxmode.security import Policy, Verdict
 
-NUDGE_EVERY_DEFAULT = 10
-NUDGE_EVERY_VARS = ("CTXMODE_EXTERNAL_MCP_NUDGE_EVERY", "CONTEXT_MODE_EXTERNAL_MCP_NUDGE_EVERY")
-SUBAGENT_VARS = ("CTXMODE_SUBAGENT_ROUTING", "CONTEXT_MODE_SUBAGENT_ROUTING")
 
 # Sub-agent types known to have every tool, MCP tools included.
 FULL_TOOL_AGENTS = frozenset({"general-purpose"})
 
-# Hosts whose adapters drop advisory context at pre-tool time (Gemini BeforeTool, Kiro,
-# Codex, Qwen): a nudge there would only use up its once-per-session marker.
-NO_PRETOOL_CONTEXT = frozenset({"gemini-cli", "kiro", "codex", "qwen-code"})
-
 _PROMPT_FIELDS = ("prompt", "request", "objective", "question", "query", "task")
-_PATH_FIELDS = ("file_path", "path", "absolute_path", "filePath", "filename", "target_file")
 
 
 class Probe:
@@ -56,24 +50,33 @@ class Probe:
     A plain class, not a dataclass: importing `dataclasses` costs the hook process ~8 ms.
     """
 
-    __slots__ = ("server_ready", "once", "every", "policy", "file_size")
+    __slots__ = ("server_ready", "tools_available", "once", "every", "policy", "file_size")
 
     def __init__(
         self,
         server_ready: Callable[[], bool] = lambda: False,
+        tools_available: Callable[[], bool] = lambda: True,
         once: Callable[[str], bool] = lambda kind: True,
         every: Callable[[str, int], bool] = lambda kind, period: True,
         policy: Callable[[], "Policy | None"] = lambda: None,
         file_size: Callable[[str], int | None] = lambda path: None,
     ) -> None:
         self.server_ready = server_ready
+        self.tools_available = tools_available
         self.once = once
         self.every = every
         self.policy = policy
         self.file_size = file_size
 
     def _fields(self) -> tuple[object, ...]:
-        return (self.server_ready, self.once, self.every, self.policy, self.file_size)
+        return (
+            self.server_ready,
+            self.tools_available,
+            self.once,
+            self.every,
+            self.policy,
+            self.file_size,
+        )
 
     def __eq__(self, other: object) -> bool:
         if other.__class__ is not self.__class__:
@@ -85,50 +88,13 @@ class Probe:
 
     def __repr__(self) -> str:
         return (
-            f"Probe(server_ready={self.server_ready!r}, once={self.once!r}, "
+            f"Probe(server_ready={self.server_ready!r}, "
+            f"tools_available={self.tools_available!r}, once={self.once!r}, "
             f"every={self.every!r}, policy={self.policy!r}, file_size={self.file_size!r})"
         )
 
 
 # -- payload helpers ---------------------------------------------------------------------
-
-
-def extract_urls(tool_input: dict[str, Any]) -> list[str]:
-    """The URLs of a fetch call: ``url``, ``urls[]``, ``requests[].url``, else any URL in
-    the ``prompt``/``query`` text (Gemini's ``web_fetch`` has only a prompt)."""
-    found: list[str] = []
-    url = tool_input.get("url")
-    if isinstance(url, str) and url.strip():
-        found.append(url.strip())
-    for key in ("urls", "requests"):
-        items = tool_input.get(key)
-        if isinstance(items, list):
-            for item in items:
-                value = item.get("url") if isinstance(item, dict) else item
-                if isinstance(value, str) and value.strip():
-                    found.append(value.strip())
-    if not found:
-        from ctxmode.hooks.bash import urls_in
-
-        for key in ("prompt", "query", "input", "text"):
-            text = tool_input.get(key)
-            if isinstance(text, str):
-                found.extend(urls_in(text))
-    return list(dict.fromkeys(found))
-
-
-def read_path(tool_input: dict[str, Any]) -> str | None:
-    """The file a Read-like call reads (Kiro: ``operations[0].path``)."""
-    for key in _PATH_FIELDS:
-        value = tool_input.get(key)
-        if isinstance(value, str) and value:
-            return value
-    operations = tool_input.get("operations")
-    if isinstance(operations, list) and operations and isinstance(operations[0], dict):
-        value = operations[0].get("path")
-        if isinstance(value, str) and value:
-            return value
-    return None
 
 
 def can_call_ctx(event: HookEvent) -> bool:
@@ -137,19 +103,6 @@ def can_call_ctx(event: HookEvent) -> bool:
         return True
     kind = event.raw.get("agent_type") or event.raw.get("subagent_type")
     return isinstance(kind, str) and kind in FULL_TOOL_AGENTS
-
-
-def nudge_every() -> int:
-    """N of the external-MCP nudge: the env value when it is an integer in 1..100, else 10."""
-    for var in NUDGE_EVERY_VARS:
-        raw = os.environ.get(var, "").strip()
-        if raw:
-            try:
-                value = int(raw)
-            except ValueError:
-                return NUDGE_EVERY_DEFAULT
-            return value if 1 <= value <= 100 else NUDGE_EVERY_DEFAULT
-    return NUDGE_EVERY_DEFAULT
 
 
 # -- decisions ---------------------------------------------------------------------------
@@ -165,7 +118,7 @@ def decide(event: HookEvent, probe: Probe) -> HookDecision:
     if tool == "WebFetch":
         if not (can_call_ctx(event) and probe.server_ready()):
             return ALLOW
-        urls = extract_urls(event.tool_input)
+        urls = list(event.urls)
         return HookDecision("deny", reason=guidance.webfetch_redirect(event.platform, urls))
     if tool == "Agent":
         return _agent(event, probe)
@@ -179,16 +132,21 @@ def nudge_for(event: HookEvent, probe: Probe) -> str | None:
     """The advice this call earns, if any, counting it against the throttle.
 
     None when injection is off, the agent cannot call ctx tools, the host would drop the
-    text at pre-tool time, or the nudge was already shown (once per session per kind;
+    text at pre-tool time (its descriptor says so: a nudge there would only use up its
+    once-per-session marker), the model has no ctxmode tools to call (the host registers
+    no ctxmode server), or the nudge was already shown (once per session per kind;
     external MCP tools every N calls).
     """
-    if not guidance.inject_enabled() or not can_call_ctx(event):
+    if not settings.inject_enabled() or not can_call_ctx(event):
         return None
-    if event.platform in NO_PRETOOL_CONTEXT:
+    host = descriptor(event.platform)
+    if host is not None and not host.pre_context:
         return None
     platform, tool = event.platform, event.tool
+    if tool not in ("Read", "Grep", "Bash", "mcp") or not probe.tools_available():
+        return None
     if tool == "Read":
-        path = read_path(event.tool_input)
+        path = event.paths[0] if event.paths else None
         size = probe.file_size(_absolute(path, event)) if path else None
         if path and size is not None and size > guidance.LARGE_READ_BYTES:
             first = probe.once("read")
@@ -202,14 +160,15 @@ def nudge_for(event: HookEvent, probe: Probe) -> str | None:
     if tool == "Bash":
         return guidance.bash_nudge(platform) if probe.once("bash") else None
     if tool == "mcp":
-        return guidance.mcp_nudge(platform) if probe.every("external-mcp", nudge_every()) else None
+        every = settings.nudge_every()
+        return guidance.mcp_nudge(platform) if probe.every("external-mcp", every) else None
     return None
 
 
 def _bash(event: HookEvent, probe: Probe) -> HookDecision:
-    from ctxmode.hooks.bash import classify_bash, shell_command
+    from ctxmode.hooks.bash import classify_bash
 
-    command = shell_command(event.tool_input)
+    command = event.command or ""
     if not command.strip():
         return ALLOW
     policy = probe.policy()
@@ -302,17 +261,6 @@ def _own_tool(event: HookEvent, probe: Probe) -> HookDecision:
     return ALLOW
 
 
-def subagent_mode() -> str:
-    """``CTXMODE_SUBAGENT_ROUTING``: ``auto`` (default), ``all`` or ``off``."""
-    for var in SUBAGENT_VARS:
-        value = os.environ.get(var, "").strip().lower()
-        if value:
-            if value in ("0", "off", "false", "no", "none"):
-                return "off"
-            return "all" if value in ("all", "always", "1", "on", "true", "yes") else "auto"
-    return "auto"
-
-
 def _agent(event: HookEvent, probe: Probe) -> HookDecision:
     """Append the sub-agent routing block to the prompt of a sub-agent that can use it.
 
@@ -321,8 +269,8 @@ def _agent(event: HookEvent, probe: Probe) -> HookDecision:
     fixed-tool agents (Explore, Plan, custom ones) cannot act on it and stall (#724).
     Nothing is injected while no ctxmode server runs.
     """
-    mode = subagent_mode()
-    if mode == "off" or not guidance.inject_enabled():
+    mode = settings.subagent_routing()
+    if mode == "off" or not settings.inject_enabled():
         return ALLOW
     args = event.tool_input
     kind = next((args[k] for k in ("subagent_type", "agent_type", "agent_name") if k in args), None)

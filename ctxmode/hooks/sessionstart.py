@@ -5,24 +5,34 @@ By source (missing or unknown: ``startup``; VS Code ``new`` too; Claude ``fork``
 startup  routing block, once per session. Sessions idle for over a week and orphan events
          are cleaned up; the platform's instruction files (CLAUDE.md, AGENTS.md, …) are
          recorded as rules.
-compact  routing block + this session's resume snapshot (the one PreCompact stored, else
-         built now from its events). Upstream injected nothing here on Claude Code.
-resume   routing block + a snapshot of the *incoming* session's own events; when it has
-         none, the newest unconsumed snapshot of another session of this project, claimed
-         atomically so two windows never both take it. Never "the latest session's events".
-clear    routing block only, and the session starts clean: events recorded under its id
+compact  routing block (the compacted context lost it) + this session's resume snapshot
+         (the one PreCompact stored, else built now from its events). Upstream injected
+         nothing here on Claude Code.
+resume   a snapshot of the *incoming* session's own events; when it has none, the newest
+         unconsumed snapshot of another session of this project, claimed atomically so two
+         windows never both take it. Never "the latest session's events". The routing block
+         only if the conversation never had it: a resumed conversation (Claude Code
+         ``--continue``, ``codex exec resume``) replays the one it got at its start, so it is
+         injected only for a session id that never got it whose transcript does not hold it.
+clear    routing block, and the session starts clean: events recorded under its id
          before the clear are dropped, so they cannot come back at the next compaction.
+
+The routing block names ctx_* tools, so it is injected only where the model can call
+them (`ctxmode.hooks.available`).
 
 ``CTXMODE_INJECT=off`` records everything and injects nothing. A database that cannot be
 opened or locked still gets the routing block injected (the error goes to the hook log).
 """
 
-import os
 import sqlite3
 from pathlib import Path
 
+from ctxmode import settings
 from ctxmode.errors import CtxError
-from ctxmode.hooks.model import RECORD, HookDecision, HookEvent
+from ctxmode.hookevent import RECORD, HookDecision, HookEvent
+from ctxmode.hooks.available import tools_available
+from ctxmode.platforms import descriptor
+from ctxmode.platforms.host import memory_files
 from ctxmode.session import where
 from ctxmode.session.db import HOOK_BUSY_TIMEOUT_MS, SessionDB
 from ctxmode.session.events import Event, clip, snapshot_consumed
@@ -48,6 +58,10 @@ NO_WORK = frozenset(
     }
 )  # fmt: skip
 MAX_RULE_FILE_BYTES = 1_000_000
+RENEWED = frozenset({"compact", "clear"})
+"""Sources that start a new context window: the routing block goes in again."""
+ROUTING_TAG = b"<context_window_protection>"
+_SCAN_CHUNK = 1 << 20
 
 
 def source_of(event: HookEvent) -> str:
@@ -57,24 +71,8 @@ def source_of(event: HookEvent) -> str:
 
 def instruction_files(platform: str, project: Path) -> list[Path]:
     """The host's instruction files recorded as rules at startup (existing or not)."""
-    home = Path.home()
-    if platform in ("claude-code",):
-        config = Path(os.environ.get("CLAUDE_CONFIG_DIR") or home / ".claude")
-        return [config / "CLAUDE.md", project / "CLAUDE.md", project / ".claude" / "CLAUDE.md"]
-    if platform == "qwen-code":
-        return [home / ".qwen" / "QWEN.md", project / "QWEN.md"]
-    if platform == "gemini-cli":
-        gemini = Path(os.environ.get("GEMINI_CLI_HOME") or home) / ".gemini"
-        return [gemini / "GEMINI.md", project / "GEMINI.md"]
-    if platform == "codex":
-        codex = Path(os.environ.get("CODEX_HOME") or home / ".codex")
-        names = ("AGENTS.md", "AGENTS.override.md")
-        return [codex / n for n in names] + [project / n for n in names]
-    if platform in ("vscode-copilot", "jetbrains-copilot"):
-        return [project / ".github" / "copilot-instructions.md"]
-    if platform == "opencode":
-        return [project / "AGENTS.md"]
-    return []
+    host = descriptor(platform)
+    return memory_files(host, project) if host is not None else []
 
 
 def _rule_events(platform: str, project: Path) -> list[Event]:
@@ -91,6 +89,24 @@ def _rule_events(platform: str, project: Path) -> list[Event]:
         if text.strip():
             out += [Event("rule", str(path)), Event("rule_content", redact_text(clip(text)))]
     return out
+
+
+def transcript_has_routing(event: HookEvent) -> bool:
+    """Whether the conversation's transcript already holds the routing block (a resumed
+    conversation under a session id ctxmode has not seen)."""
+    path = event.transcript_path
+    if not path:
+        return False
+    tail = b""
+    try:
+        with open(path, "rb") as handle:
+            while chunk := handle.read(_SCAN_CHUNK):
+                if ROUTING_TAG in tail + chunk:
+                    return True
+                tail = chunk[-len(ROUTING_TAG) :]
+    except OSError:
+        return False
+    return False
 
 
 def routing_block(platform: str) -> str:
@@ -114,7 +130,7 @@ def handle(event: HookEvent) -> HookDecision:
     source = source_of(event)
     session_id = where.session_id_of(event)
     project = where.project_of(event)
-    inject = where.injection_enabled()
+    inject = settings.inject_enabled()
     want_routing = inject
     snapshot = ""
     try:
@@ -152,7 +168,11 @@ def _start(
         if source == "startup":
             started += _rule_events(event.platform, project)
         sdb.add_events(session_id, started, platform=event.platform, **record)
-        want_routing = inject and sdb.claim_routing(session_id, again=source != "startup")
+        want_routing = inject and sdb.claim_routing(session_id, again=source in RENEWED)
+        if want_routing and source == "resume" and transcript_has_routing(event):
+            want_routing = False
+        if want_routing and not tools_available(event.platform, project):
+            want_routing = False
         if not inject or source in ("startup", "clear"):
             return want_routing, ""
         how = "after compaction"

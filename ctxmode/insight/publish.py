@@ -12,9 +12,8 @@ import sys
 import threading
 from pathlib import Path
 
+from ctxmode import settings
 from ctxmode.errors import CtxError
-
-NO_BROWSER_ENV = "CTXMODE_NO_BROWSER"
 
 
 def page_file(root: Path) -> Path:
@@ -40,7 +39,7 @@ def write_page(path: Path, html: str) -> Path:
 
 def browser_available() -> bool:
     """Whether opening a browser can show something to a person."""
-    if os.environ.get(NO_BROWSER_ENV, "").strip().lower() in ("1", "true", "yes", "on"):
+    if settings.no_browser():
         return False
     if sys.platform in ("darwin", "win32"):
         return True

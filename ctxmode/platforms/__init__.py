@@ -1,10 +1,14 @@
-"""Per-host translation for hooks: parse a host's stdin into a `HookEvent`, render a
-`HookDecision` in that host's wire format. One small module per platform, looked up here
-by name and imported only when used (the hook path must start fast).
+"""Per-host knowledge: parse a host's stdin into a normalised `HookEvent`, render a
+`HookDecision` in that host's wire format, and the host's facts in one descriptor
+(`ctxmode.platforms.host.Host`). One small module per platform, looked up here by name and
+imported only when used (the hook path must start fast).
 
 Each platform module provides:
 
     NAME: str
+    HOST: Host
+        # events, capabilities, tool prefix, project/session variables, config dir,
+        # memory files, MCP settings files (see `ctxmode.platforms.host`)
     def parse(native_event: str, payload: dict, env: Mapping[str, str]) -> HookEvent | None
         # None: an event this platform's ctxmode hook does not handle (answer no-op)
     def render(event: HookEvent, decision: HookDecision) -> Output
@@ -15,7 +19,10 @@ Each platform module provides:
 
 import importlib
 from types import ModuleType
-from typing import NamedTuple
+from typing import TYPE_CHECKING, NamedTuple
+
+if TYPE_CHECKING:
+    from ctxmode.platforms.host import Host
 
 PLATFORMS = {
     "claude-code": "ctxmode.platforms.claude_code",
@@ -45,3 +52,16 @@ def load(name: str) -> ModuleType:
         KeyError: not a platform ctxmode knows.
     """
     return importlib.import_module(PLATFORMS[name])
+
+
+def descriptor(name: str) -> "Host | None":
+    """The descriptor of platform `name`; None for a name ctxmode does not know."""
+    if name not in PLATFORMS:
+        return None
+    found: Host = load(name).HOST
+    return found
+
+
+def descriptors() -> "list[Host]":
+    """Every platform's descriptor, in `PLATFORMS` order."""
+    return [load(name).HOST for name in PLATFORMS]

@@ -9,7 +9,7 @@ would block, and at PreCompact it would block compaction.
 from collections.abc import Mapping
 from typing import Any
 
-from ctxmode.hooks.model import CanonicalEvent, HookDecision, HookEvent
+from ctxmode.hookevent import CanonicalEvent, HookDecision, HookEvent
 from ctxmode.platforms import Output
 from ctxmode.platforms.common import (
     CLAUDE_EVENTS,
@@ -22,12 +22,12 @@ from ctxmode.platforms.common import (
     hook_event,
     hook_specific,
     permission,
-    project_dir,
     rewrite,
     subagent,
     uuid_in,
     verdict,
 )
+from ctxmode.platforms.host import SERVER_KEY, Host
 
 NAME = "claude-code"
 
@@ -42,6 +42,20 @@ WIRE_NAMES: dict[CanonicalEvent, str] = {
     "prompt_submit": "UserPromptSubmit",
     "stop": "Stop",
 }
+
+HOST = Host(
+    NAME,
+    EVENTS,
+    WIRE_NAMES,
+    tool_prefix=f"mcp__{SERVER_KEY}__",
+    deferred_tools='ToolSearch(query: "select:{names}")',
+    project_vars=("CLAUDE_PROJECT_DIR",),
+    session_vars=("CLAUDE_SESSION_ID",),
+    config_var="CLAUDE_CONFIG_DIR",
+    config_dir="{home}/.claude",
+    memory_files=("{config}/CLAUDE.md", "{project}/CLAUDE.md", "{project}/.claude/CLAUDE.md"),
+    mcp_configs=("{project}/.mcp.json", "{root}/.claude.json"),
+)
 
 
 def foreign(payload: Mapping[str, Any]) -> bool:
@@ -60,37 +74,28 @@ def foreign(payload: Mapping[str, Any]) -> bool:
 
 
 def parse_with(
-    platform: str,
+    host: Host,
     native_event: str,
     payload: dict[str, Any],
     env: Mapping[str, str],
     *,
-    events: Mapping[str, CanonicalEvent] = EVENTS,
-    env_vars: tuple[str, ...] = ("CLAUDE_PROJECT_DIR",),
-    session_vars: tuple[str, ...] = (),
     aliases: Mapping[str, str] | None = None,
 ) -> HookEvent | None:
     """A Claude-shaped payload (``session_id``, ``tool_name``, ``tool_input``, ...) as an event."""
-    canonical = events.get(native_event)
+    canonical = host.events.get(native_event)
     if canonical is None:
         return None
     tool_input = as_object(payload.get("tool_input"))
     named = classify(payload.get("tool_name"), aliases)
-    session = (
-        first_str(payload, "session_id")
-        or uuid_in(payload.get("transcript_path"))
-        or first_str(env, *session_vars)
-        or ""
-    )
     return hook_event(
-        platform,
+        host,
         canonical,
         native_event,
         payload,
+        env,
         named,
         tool_input,
-        session_id=session,
-        project=project_dir(payload, env, env_vars),
+        session_id=first_str(payload, "session_id") or uuid_in(payload.get("transcript_path")),
         response=payload.get("tool_response"),
         error=error_text(payload.get("error")) if canonical == "post_tool_failure" else None,
         in_subagent=subagent(payload),
@@ -99,20 +104,11 @@ def parse_with(
     )
 
 
-def render_with(
-    event: HookEvent,
-    decision: HookDecision,
-    *,
-    can_ask: bool = True,
-    can_modify: bool = True,
-    pre_context: bool = True,
-) -> Output:
-    """The Claude wire, cut down to what a dialect supports."""
+def render_with(host: Host, event: HookEvent, decision: HookDecision) -> Output:
+    """The Claude wire, cut down to what `host` (a dialect) supports."""
     name = WIRE_NAMES[event.event]
     if event.event == "pre_tool":
-        v = verdict(
-            event, decision, can_ask=can_ask, can_modify=can_modify, pre_context=pre_context
-        )
+        v = verdict(event, decision, host)
         if v.kind in ("deny", "ask"):
             return hook_specific(name, permission(v.kind, v.reason))
         if v.kind == "modify":
@@ -129,11 +125,11 @@ def render_with(
 def parse(native_event: str, payload: dict[str, Any], env: Mapping[str, str]) -> HookEvent | None:
     if foreign(payload):
         return None
-    return parse_with(NAME, native_event, payload, env, session_vars=("CLAUDE_SESSION_ID",))
+    return parse_with(HOST, native_event, payload, env)
 
 
 def render(event: HookEvent, decision: HookDecision) -> Output:
-    return render_with(event, decision)
+    return render_with(HOST, event, decision)
 
 
 def noop(native_event: str) -> Output:

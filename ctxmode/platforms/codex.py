@@ -13,14 +13,34 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-from ctxmode.hooks.model import CanonicalEvent, HookDecision, HookEvent
+from ctxmode.hookevent import CanonicalEvent, HookDecision, HookEvent
 from ctxmode.platforms import Output
-from ctxmode.platforms.claude_code import parse_with, render_with
+from ctxmode.platforms.claude_code import WIRE_NAMES, parse_with, render_with
 from ctxmode.platforms.common import CLAUDE_EVENTS, NOTHING, failed
+from ctxmode.platforms.host import Host
 
 NAME = "codex"
 
 EVENTS: dict[str, CanonicalEvent] = dict(CLAUDE_EVENTS)
+
+HOST = Host(
+    NAME,
+    EVENTS,
+    WIRE_NAMES,
+    can_ask=False,
+    can_modify=False,
+    pre_context=False,
+    session_vars=("CODEX_THREAD_ID",),
+    config_var="CODEX_HOME",
+    config_dir="{home}/.codex",
+    memory_files=(
+        "{config}/AGENTS.md",
+        "{config}/AGENTS.override.md",
+        "{project}/AGENTS.md",
+        "{project}/AGENTS.override.md",
+    ),
+    mcp_configs=("{project}/.codex/config.toml", "{config}/config.toml"),
+)
 
 _EXIT = re.compile(r"\A\s*Exit code:?\s*(-?\d+)", re.IGNORECASE)
 
@@ -40,15 +60,7 @@ def failure(response: Any) -> str | None:
 
 
 def parse(native_event: str, payload: dict[str, Any], env: Mapping[str, str]) -> HookEvent | None:
-    event = parse_with(
-        NAME,
-        native_event,
-        payload,
-        env,
-        events=EVENTS,
-        env_vars=(),
-        session_vars=("CODEX_THREAD_ID",),
-    )
+    event = parse_with(HOST, native_event, payload, env)
     if event is None or event.event != "post_tool" or event.tool != "Bash":
         return event
     return failed(event, failure(event.tool_response))
@@ -57,7 +69,7 @@ def parse(native_event: str, payload: dict[str, Any], env: Mapping[str, str]) ->
 def render(event: HookEvent, decision: HookDecision) -> Output:
     if event.event == "post_tool_failure":  # Codex has no such event: answer as PostToolUse
         event = event._replace(event="post_tool")
-    return render_with(event, decision, can_ask=False, can_modify=False, pre_context=False)
+    return render_with(HOST, event, decision)
 
 
 def noop(native_event: str) -> Output:

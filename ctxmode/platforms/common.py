@@ -14,8 +14,11 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any, Literal, NamedTuple
 
-from ctxmode.hooks.model import OWN_TOOLS, CanonicalEvent, HookDecision, HookEvent
+from ctxmode import settings
+from ctxmode.hookevent import OWN_TOOLS, CanonicalEvent, HookDecision, HookEvent
 from ctxmode.platforms import Output
+from ctxmode.platforms.host import OWN_SERVERS, Host, strip_prompt_context
+from ctxmode.platforms.normalise import normalise, patch_targets, patch_text, shell_command
 
 NOTHING = Output()
 
@@ -29,9 +32,6 @@ CLAUDE_EVENTS: dict[str, CanonicalEvent] = {
     "userpromptsubmit": "prompt_submit",
     "stop": "stop",
 }
-
-# Server keys ctxmode is registered under (ours, and upstream's for a migrated config).
-OWN_SERVERS = frozenset({"ctxmode", "context-mode", "context_mode"})
 
 # canonical name: every host's names for it (the hosts' documentation; upstream TOOL_ALIASES plus
 # the names upstream misses). Claude Code's legacy sub-agent tool is `Task`; the Copilot
@@ -57,7 +57,6 @@ _TABLE = {
 ALIASES = {name: canonical for canonical, names in _TABLE.items() for name in names.split()}
 
 _UUID = re.compile(r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}")
-_PATCH_TARGET = re.compile(r"^\*\*\* (Add|Update|Delete) File: (.+?)\s*$", re.MULTILINE)
 
 
 # -- tool names -----------------------------------------------------------------------------
@@ -66,7 +65,7 @@ _PATCH_TARGET = re.compile(r"^\*\*\* (Add|Update|Delete) File: (.+?)\s*$", re.MU
 class ToolName(NamedTuple):
     """A host tool name, normalised."""
 
-    tool: str | None  # canonical (see ctxmode.hooks.model)
+    tool: str | None  # canonical (see ctxmode.hookevent)
     native: str | None
     mcp_server: str | None = None
     mcp_tool: str | None = None
@@ -161,7 +160,7 @@ def refine(tool: str | None, native: str | None, tool_input: Mapping[str, Any]) 
     if native in ("write", "fs_write") and isinstance(tool_input.get("command"), str):
         return "Write" if tool_input["command"] == "create" else "Edit"
     if native == "apply_patch":
-        ops = {op for op, _ in patch_targets(_patch_text(tool_input))}
+        ops = {op for op, _ in patch_targets(patch_text(tool_input))}
         if ops == {"Add"}:
             return "Write"
     return tool
@@ -185,28 +184,6 @@ def first_str(payload: Mapping[str, Any], *keys: str) -> str | None:
         if isinstance(value, str) and value.strip():
             return value
     return None
-
-
-def shell_command(tool_input: Mapping[str, Any]) -> str | None:
-    """The shell command of a shell tool call (``command``; Codex ``cmd``, maybe argv)."""
-    for key in ("command", "cmd"):
-        value = tool_input.get(key)
-        if isinstance(value, str):
-            return value
-        if isinstance(value, list) and value and all(isinstance(v, str) for v in value):
-            import shlex
-
-            return shlex.join(value)
-    return None
-
-
-def _patch_text(tool_input: Mapping[str, Any]) -> str:
-    return first_str(tool_input, "command", "patch", "input", "patchText") or ""
-
-
-def patch_targets(text: str) -> list[tuple[str, str]]:
-    """(``Add``|``Update``|``Delete``, path) for each file in an ``apply_patch`` text."""
-    return [(m.group(1), m.group(2)) for m in _PATCH_TARGET.finditer(text or "")]
 
 
 def as_object(value: Any) -> dict[str, Any]:
@@ -251,28 +228,28 @@ def source(value: Any) -> str:
     return "startup"  # startup, new (VS Code), missing
 
 
-def project_dir(
-    payload: Mapping[str, Any],
-    env: Mapping[str, str],
-    env_vars: Iterable[str] = (),
-    *,
-    payload_first: bool = False,
-) -> Path | None:
-    """``CTXMODE_PROJECT_DIR``, then the platform's own project variables and the payload's
-    ``cwd``/``workspace_roots[0]`` (in that order, or the payload first with `payload_first`:
-    hosts whose variable is where the IDE was launched, not the workspace).
-
-    Falls back to `ctxmode.hooks.entry.project_from` (every host's variable, then ``cwd``).
-    """
-    from ctxmode.hooks.entry import project_from
-
-    override = _env_path(env, ("CTXMODE_PROJECT_DIR",))
+def project_dir(payload: Mapping[str, Any], env: Mapping[str, str], host: Host) -> Path | None:
+    """``CTXMODE_PROJECT_DIR``, then the host's own project variables and the payload's
+    ``cwd``/``workspaceFolder``/``workspace_roots[0]`` (in that order, or the payload first
+    for hosts whose variable is where the IDE was launched, not the workspace)."""
+    override = settings.project_dir(env)
     if override is not None:
-        return override
-    own = _env_path(env, env_vars)
-    given = project_from(dict(payload), {})
-    first, second = (given, own) if payload_first else (own, given)
-    return first or second or project_from(dict(payload), env)
+        return Path(override)
+    own = _env_path(env, host.project_vars)
+    given = _payload_project(payload)
+    first, second = (given, own) if host.payload_project_first else (own, given)
+    return first or second
+
+
+def _payload_project(payload: Mapping[str, Any]) -> Path | None:
+    roots = payload.get("workspace_roots") or payload.get("workspaceRoots")
+    if isinstance(roots, list) and roots and isinstance(roots[0], str) and roots[0]:
+        return Path(roots[0])
+    for key in ("workspaceFolder", "workspace_folder", "cwd"):
+        value = payload.get(key)
+        if isinstance(value, str) and value:
+            return Path(value)
+    return None
 
 
 def _env_path(env: Mapping[str, str], names: Iterable[str]) -> Path | None:
@@ -292,15 +269,15 @@ def subagent(payload: Mapping[str, Any]) -> bool:
 
 
 def hook_event(
-    platform: str,
+    host: Host,
     event: CanonicalEvent,
     native_event: str,
     payload: dict[str, Any],
+    env: Mapping[str, str],
     named: ToolName,
     tool_input: dict[str, Any],
     *,
-    session_id: str,
-    project: Path | None,
+    session_id: str | None,
     response: Any = None,
     error: str | None = None,
     in_subagent: bool = False,
@@ -309,31 +286,37 @@ def hook_event(
     prompt_keys: tuple[str, ...] = ("prompt",),
     transcript_keys: tuple[str, ...] = (),
 ) -> HookEvent:
-    """A parsed payload as an event, filled the way every adapter fills it.
+    """A parsed payload as a normalised event, filled the way every adapter fills it.
 
-    The tool comes from `named` (refined by its input, see `refine`); ``cwd``, the transcript
-    and the session-start source and submitted prompt (each at its own event only) from the
-    first of their `*_keys` the payload has; the payload itself is kept as ``raw``.
+    The tool comes from `named` (refined by its input, see `refine`); the session id from
+    the payload, else the host's session variables; the project from `project_dir`;
+    ``cwd``, the transcript and the session-start source and submitted prompt (each at its
+    own event only, the prompt without host-added context) from the first of their
+    `*_keys` the payload has; the command, paths and URLs from `normalise`; the payload
+    itself is kept as ``raw``.
     """
-    return HookEvent(
-        platform=platform,
-        event=event,
-        native_event=native_event,
-        session_id=session_id,
-        project_dir=project,
-        cwd=first_str(payload, *cwd_keys),
-        tool=refine(named.tool, named.native, tool_input),
-        native_tool=named.native,
-        tool_input=tool_input,
-        tool_response=response,
-        error=error,
-        source=source(pick(payload, *source_keys)) if event == "session_start" else None,
-        prompt=first_str(payload, *prompt_keys) if event == "prompt_submit" else None,
-        mcp_server=named.mcp_server,
-        mcp_tool=named.mcp_tool,
-        subagent=in_subagent,
-        transcript_path=first_str(payload, *transcript_keys),
-        raw=payload,
+    prompt = first_str(payload, *prompt_keys) if event == "prompt_submit" else None
+    return normalise(
+        HookEvent(
+            platform=host.name,
+            event=event,
+            native_event=native_event,
+            session_id=session_id or first_str(env, *host.session_vars) or "",
+            project_dir=project_dir(payload, env, host),
+            cwd=first_str(payload, *cwd_keys),
+            tool=refine(named.tool, named.native, tool_input),
+            native_tool=named.native,
+            tool_input=tool_input,
+            tool_response=response,
+            error=error,
+            source=source(pick(payload, *source_keys)) if event == "session_start" else None,
+            prompt=strip_prompt_context(host, prompt) if prompt else prompt,
+            mcp_server=named.mcp_server,
+            mcp_tool=named.mcp_tool,
+            subagent=in_subagent,
+            transcript_path=first_str(payload, *transcript_keys),
+            raw=payload,
+        )
     )
 
 
@@ -411,24 +394,17 @@ def essential_rewrite(event: HookEvent) -> bool:
     return event.tool != "Agent"
 
 
-def verdict(
-    event: HookEvent,
-    decision: HookDecision,
-    *,
-    can_ask: bool = True,
-    can_modify: bool = True,
-    pre_context: bool = True,
-    redirect_as_deny: bool = False,
-) -> Verdict:
-    """The pre-tool decision as this host can carry it out.
+def verdict(event: HookEvent, decision: HookDecision, host: Host) -> Verdict:
+    """The pre-tool decision as `host` can carry it out.
 
     ``ask`` becomes ``deny`` where the host cannot ask; ``modify`` becomes ``deny`` with the
     redirect text where it cannot rewrite (or passes through, for a sub-agent prompt); advisory
-    context is dropped where the host has no pre-tool context channel. With
-    `redirect_as_deny`, a rewrite that replaces the call is a ``deny`` even where the host can
+    context is dropped where the host has no pre-tool context channel. With the host's
+    ``redirect_as_deny``, a rewrite that replaces the call is a ``deny`` even where the host can
     rewrite (one whose rewrite support is unverified), and only a sub-agent prompt is rewritten.
     """
-    context = context_of(decision) if pre_context else None
+    can_ask, can_modify = host.can_ask, host.can_modify
+    context = context_of(decision) if host.pre_context else None
     kind = decision.kind
     if kind in ("deny", "ask"):
         reason = reason_text(event, decision)
@@ -436,7 +412,7 @@ def verdict(
             return Verdict("deny", reason + CANNOT_ASK)
         return Verdict(kind, reason)
     if kind == "modify" and isinstance(decision.updated_input, dict):
-        if (redirect_as_deny or not can_modify) and essential_rewrite(event):
+        if (host.redirect_as_deny or not can_modify) and essential_rewrite(event):
             return Verdict("deny", reason_text(event, decision))
         if not can_modify:
             return Verdict("context", context=context) if context else Verdict("allow")

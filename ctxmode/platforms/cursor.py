@@ -9,10 +9,9 @@ sub-agent prompt rewrite is sent as ``updated_input``. Sessions are keyed by
 """
 
 from collections.abc import Mapping
-from pathlib import Path
 from typing import Any
 
-from ctxmode.hooks.model import CanonicalEvent, HookDecision, HookEvent
+from ctxmode.hookevent import CanonicalEvent, HookDecision, HookEvent
 from ctxmode.platforms import Output
 from ctxmode.platforms.common import (
     as_object,
@@ -23,10 +22,10 @@ from ctxmode.platforms.common import (
     hook_event,
     json_out,
     pick,
-    project_dir,
     uuid_in,
     verdict,
 )
+from ctxmode.platforms.host import Host
 
 NAME = "cursor"
 
@@ -42,17 +41,18 @@ EVENTS: dict[str, CanonicalEvent] = {
     "stop": "stop",
 }
 
+HOST = Host(
+    NAME,
+    EVENTS,
+    redirect_as_deny=True,
+    project_vars=("CURSOR_CWD",),
+    payload_project_first=True,
+    session_vars=("CURSOR_TRACE_ID",),
+    config_dir="{home}/.cursor",
+    mcp_configs=("{project}/.cursor/mcp.json", "{config}/mcp.json"),
+)
+
 _SHELL_EVENTS = ("beforeshellexecution", "aftershellexecution")
-
-
-def _project(payload: Mapping[str, Any], env: Mapping[str, str]) -> Path | None:
-    override = (env.get("CTXMODE_PROJECT_DIR") or "").strip()
-    if override:
-        return Path(override)
-    roots = payload.get("workspace_roots")
-    if isinstance(roots, list) and roots and isinstance(roots[0], str) and roots[0]:
-        return Path(roots[0])
-    return project_dir(payload, env, ("CURSOR_CWD",), payload_first=True)
 
 
 def parse(native_event: str, payload: dict[str, Any], env: Mapping[str, str]) -> HookEvent | None:
@@ -72,17 +72,16 @@ def parse(native_event: str, payload: dict[str, Any], env: Mapping[str, str]) ->
     if canonical == "post_tool" and error:
         canonical = "post_tool_failure"
     return hook_event(
-        NAME,
+        HOST,
         canonical,
         native_event,
         payload,
+        env,
         named,
         tool_input,
         session_id=first_str(payload, "conversation_id", "session_id")
-        or first_str(env, "CURSOR_TRACE_ID")
-        or uuid_in(payload.get("transcript_path"))
-        or "",
-        project=_project(payload, env),
+        or first_str(env, *HOST.session_vars)
+        or uuid_in(payload.get("transcript_path")),
         response=response,
         error=error if canonical == "post_tool_failure" else None,
         source_keys=("source", "trigger"),
@@ -92,7 +91,7 @@ def parse(native_event: str, payload: dict[str, Any], env: Mapping[str, str]) ->
 
 def render(event: HookEvent, decision: HookDecision) -> Output:
     if event.event == "pre_tool":
-        v = verdict(event, decision, redirect_as_deny=True)
+        v = verdict(event, decision, HOST)
         if v.kind == "modify":  # only a sub-agent prompt rewrite: redirects come as a deny
             return json_out({"updated_input": v.updated_input})
         if v.kind in ("deny", "ask"):

@@ -12,7 +12,7 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-from ctxmode.hooks.model import CanonicalEvent, HookDecision, HookEvent
+from ctxmode.hookevent import CanonicalEvent, HookDecision, HookEvent
 from ctxmode.platforms import Output
 from ctxmode.platforms.claude_code import parse_with
 from ctxmode.platforms.common import (
@@ -27,6 +27,7 @@ from ctxmode.platforms.common import (
     json_out,
     verdict,
 )
+from ctxmode.platforms.host import Host
 
 NAME = "gemini-cli"
 
@@ -48,6 +49,24 @@ WIRE_NAMES: dict[CanonicalEvent, str] = {
     "prompt_submit": "BeforeAgent",
 }
 
+HOST = Host(
+    NAME,
+    EVENTS,
+    WIRE_NAMES,
+    can_ask=False,
+    pre_context=False,
+    late_snapshot=True,
+    speculative_compact=True,
+    project_vars=("GEMINI_PROJECT_DIR", "CLAUDE_PROJECT_DIR"),
+    session_vars=("GEMINI_SESSION_ID",),
+    config_var="GEMINI_CLI_HOME",
+    config_var_is_home=True,
+    config_dir="{home}/.gemini",
+    memory_files=("{config}/GEMINI.md", "{project}/GEMINI.md"),
+    mcp_configs=("{project}/.gemini/settings.json", "{config}/settings.json"),
+    prompt_context=(("<hook_context>", "</hook_context>"),),
+)
+
 _EXIT = re.compile(r"^Exit Code: (-?\d+)", re.MULTILINE)
 
 
@@ -67,15 +86,7 @@ def failure(response: Any) -> str | None:
 
 
 def parse(native_event: str, payload: dict[str, Any], env: Mapping[str, str]) -> HookEvent | None:
-    event = parse_with(
-        NAME,
-        native_event,
-        payload,
-        env,
-        events=EVENTS,
-        env_vars=("GEMINI_PROJECT_DIR", "CLAUDE_PROJECT_DIR"),
-        session_vars=("GEMINI_SESSION_ID",),
-    )
+    event = parse_with(HOST, native_event, payload, env)
     if event is None:
         return None
     mcp = payload.get("mcp_context")
@@ -92,7 +103,7 @@ def parse(native_event: str, payload: dict[str, Any], env: Mapping[str, str]) ->
 
 def render(event: HookEvent, decision: HookDecision) -> Output:
     if event.event == "pre_tool":
-        v = verdict(event, decision, can_ask=False, pre_context=False)
+        v = verdict(event, decision, HOST)
         if v.kind == "deny":
             return json_out({"decision": "deny", "reason": v.reason})
         if v.kind == "modify" and v.updated_input is not None:

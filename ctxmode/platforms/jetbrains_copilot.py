@@ -10,20 +10,32 @@ preToolUse is fail-closed here, so every path exits 0.
 from collections.abc import Mapping
 from typing import Any
 
-from ctxmode.hooks.model import HookDecision, HookEvent
+from ctxmode.hookevent import HookDecision, HookEvent
 from ctxmode.platforms import Output
 from ctxmode.platforms.common import NOTHING
-from ctxmode.platforms.vscode_copilot import parse_copilot, render_copilot
+from ctxmode.platforms.host import Host
+from ctxmode.platforms.vscode_copilot import EVENTS, parse_copilot, render_copilot
 
 NAME = "jetbrains-copilot"
 
+HOST = Host(
+    NAME,
+    EVENTS,
+    redirect_as_deny=True,
+    late_snapshot=True,
+    project_vars=("IDEA_INITIAL_DIRECTORY",),
+    payload_project_first=True,
+    config_dir="{home}/.config/JetBrains",
+    memory_files=("{project}/.github/copilot-instructions.md",),
+)
+
 
 def parse(native_event: str, payload: dict[str, Any], env: Mapping[str, str]) -> HookEvent | None:
-    return parse_copilot(NAME, native_event, payload, env, ("IDEA_INITIAL_DIRECTORY",))
+    return parse_copilot(HOST, native_event, payload, env)
 
 
 def render(event: HookEvent, decision: HookDecision) -> Output:
-    return render_copilot(event, decision, redirect_as_deny=True)
+    return render_copilot(HOST, event, decision)
 
 
 def noop(native_event: str) -> Output:

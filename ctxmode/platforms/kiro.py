@@ -12,7 +12,7 @@ import os
 from collections.abc import Mapping
 from typing import Any
 
-from ctxmode.hooks.model import CanonicalEvent, HookDecision, HookEvent
+from ctxmode.hookevent import CanonicalEvent, HookDecision, HookEvent
 from ctxmode.platforms import Output
 from ctxmode.platforms.common import (
     NOTHING,
@@ -21,9 +21,9 @@ from ctxmode.platforms.common import (
     context_of,
     first_str,
     hook_event,
-    project_dir,
     verdict,
 )
+from ctxmode.platforms.host import SERVER_KEY, Host
 
 NAME = "kiro"
 
@@ -35,6 +35,17 @@ EVENTS: dict[str, CanonicalEvent] = {
     "userpromptsubmit": "prompt_submit",
     "stop": "stop",
 }
+
+HOST = Host(
+    NAME,
+    EVENTS,
+    can_ask=False,
+    can_modify=False,
+    pre_context=False,
+    tool_prefix=f"@{SERVER_KEY}/",
+    config_dir="{home}/.kiro",
+    mcp_configs=("{project}/.kiro/settings/mcp.json", "{config}/settings/mcp.json"),
+)
 
 
 def session_id(payload: Mapping[str, Any]) -> str:
@@ -64,14 +75,14 @@ def parse(native_event: str, payload: dict[str, Any], env: Mapping[str, str]) ->
     if error:
         canonical = "post_tool_failure"
     return hook_event(
-        NAME,
+        HOST,
         canonical,
         native_event,
         payload,
+        env,
         named,
         tool_input,
         session_id=session_id(payload),
-        project=project_dir(payload, env),
         response=response,
         error=error,
     )
@@ -79,7 +90,7 @@ def parse(native_event: str, payload: dict[str, Any], env: Mapping[str, str]) ->
 
 def render(event: HookEvent, decision: HookDecision) -> Output:
     if event.event == "pre_tool":
-        v = verdict(event, decision, can_ask=False, can_modify=False, pre_context=False)
+        v = verdict(event, decision, HOST)
         if v.kind == "deny":
             return Output(stderr=v.reason, exit_code=2)
         return NOTHING

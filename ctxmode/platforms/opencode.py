@@ -18,7 +18,7 @@ posttooluse, ``experimental.session.compacting`` = precompact,
 from collections.abc import Mapping
 from typing import Any
 
-from ctxmode.hooks.model import CanonicalEvent, HookDecision, HookEvent
+from ctxmode.hookevent import CanonicalEvent, HookDecision, HookEvent
 from ctxmode.platforms import Output
 from ctxmode.platforms.common import (
     CLAUDE_EVENTS,
@@ -30,9 +30,9 @@ from ctxmode.platforms.common import (
     hook_event,
     json_out,
     pick,
-    project_dir,
     verdict,
 )
+from ctxmode.platforms.host import Host
 
 NAME = "opencode"
 
@@ -44,6 +44,23 @@ EVENTS: dict[str, CanonicalEvent] = {
     "experimental.chat.system.transform": "session_start",
     "chat.message": "prompt_submit",
 }
+
+HOST = Host(
+    NAME,
+    EVENTS,
+    can_ask=False,
+    compact_context=True,
+    project_vars=("OPENCODE_PROJECT_DIR",),
+    payload_project_first=True,
+    config_dir="{xdg_config}/opencode",
+    memory_files=("{project}/AGENTS.md",),
+    mcp_configs=(
+        "{project}/opencode.json",
+        "{project}/opencode.jsonc",
+        "{config}/opencode.json",
+        "{config}/opencode.jsonc",
+    ),
+)
 
 # OpenCode's built-in tools; any other name with an underscore is an MCP <server>_<tool>.
 NATIVE_TOOLS = frozenset(
@@ -103,14 +120,14 @@ def parse(native_event: str, payload: dict[str, Any], env: Mapping[str, str]) ->
     if error:
         canonical = "post_tool_failure"
     return hook_event(
-        NAME,
+        HOST,
         canonical,
         native_event,
         payload,
+        env,
         named,
         tool_input,
-        session_id=first_str(payload, "session_id", "sessionID") or "",
-        project=project_dir(payload, env, ("OPENCODE_PROJECT_DIR",), payload_first=True),
+        session_id=first_str(payload, "session_id", "sessionID"),
         response=pick(payload, "output", "tool_response"),
         error=error,
         cwd_keys=("cwd", "directory"),
@@ -119,7 +136,7 @@ def parse(native_event: str, payload: dict[str, Any], env: Mapping[str, str]) ->
 
 def render(event: HookEvent, decision: HookDecision) -> Output:
     if event.event == "pre_tool":
-        v = verdict(event, decision, can_ask=False)
+        v = verdict(event, decision, HOST)
         if v.kind == "deny":
             return json_out({"decision": "deny", "reason": v.reason})
         if v.kind == "modify":

@@ -16,7 +16,7 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
-from ctxmode.hooks.model import CanonicalEvent, HookDecision, HookEvent
+from ctxmode.hookevent import CanonicalEvent, HookDecision, HookEvent
 from ctxmode.platforms import Output
 from ctxmode.platforms.common import (
     CLAUDE_EVENTS,
@@ -30,12 +30,12 @@ from ctxmode.platforms.common import (
     hook_specific,
     permission,
     pick,
-    project_dir,
     rewrite,
     subagent,
     uuid_in,
     verdict,
 )
+from ctxmode.platforms.host import Host
 
 NAME = "vscode-copilot"
 
@@ -45,6 +45,17 @@ EVENTS: dict[str, CanonicalEvent] = {
     "userpromptsubmitted": "prompt_submit",
     "agentstop": "stop",
 }
+
+HOST = Host(
+    NAME,
+    EVENTS,
+    late_snapshot=True,
+    project_vars=("VSCODE_CWD",),
+    payload_project_first=True,
+    config_dir="{home}/.vscode",
+    memory_files=("{project}/.github/copilot-instructions.md",),
+    mcp_configs=("{project}/.vscode/mcp.json",),
+)
 
 _FAILED = ("failure", "error")
 
@@ -65,14 +76,10 @@ def _result_failure(payload: Mapping[str, Any]) -> str | None:
 
 
 def parse_copilot(
-    platform: str,
-    native_event: str,
-    payload: dict[str, Any],
-    env: Mapping[str, str],
-    env_vars: tuple[str, ...],
+    host: Host, native_event: str, payload: dict[str, Any], env: Mapping[str, str]
 ) -> HookEvent | None:
     """Any of the three Copilot payload shapes as an event."""
-    canonical = EVENTS.get(native_event)
+    canonical = host.events.get(native_event)
     if canonical is None:
         return None
     tool_input = as_object(pick(payload, "tool_input", "toolArgs"))
@@ -88,16 +95,15 @@ def parse_copilot(
         if error:
             canonical = "post_tool_failure"
     return hook_event(
-        platform,
+        host,
         canonical,
         native_event,
         payload,
+        env,
         named,
         tool_input,
         session_id=first_str(payload, "session_id", "sessionId")
-        or uuid_in(payload.get("transcript_path"))
-        or "",
-        project=project_dir(payload, env, env_vars, payload_first=True),
+        or uuid_in(payload.get("transcript_path")),
         response=response,
         error=error,
         in_subagent=subagent(payload),
@@ -105,15 +111,10 @@ def parse_copilot(
     )
 
 
-def render_copilot(
-    event: HookEvent, decision: HookDecision, *, redirect_as_deny: bool = False
-) -> Output:
-    """Flat (Copilot runtime) and nested (VS Code) keys in one answer.
-
-    With `redirect_as_deny`, a rewrite that replaces the call is sent as a deny instead.
-    """
+def render_copilot(host: Host, event: HookEvent, decision: HookDecision) -> Output:
+    """Flat (Copilot runtime) and nested (VS Code) keys in one answer."""
     if event.event == "pre_tool":
-        v = verdict(event, decision, redirect_as_deny=redirect_as_deny)
+        v = verdict(event, decision, host)
         if v.kind in ("deny", "ask"):
             fields = permission(v.kind, v.reason)
             return hook_specific("PreToolUse", fields, flat=fields)
@@ -136,11 +137,11 @@ def render_copilot(
 
 
 def parse(native_event: str, payload: dict[str, Any], env: Mapping[str, str]) -> HookEvent | None:
-    return parse_copilot(NAME, native_event, payload, env, ("VSCODE_CWD",))
+    return parse_copilot(HOST, native_event, payload, env)
 
 
 def render(event: HookEvent, decision: HookDecision) -> Output:
-    return render_copilot(event, decision)
+    return render_copilot(HOST, event, decision)
 
 
 def noop(native_event: str) -> Output:

@@ -51,8 +51,6 @@ from ctxmode.security.model import (
 from ctxmode.security.paths import check_path, explain_path, path_deny_check
 from ctxmode.security.settings import (
     MAX_SETTINGS_BYTES,
-    PLATFORM_ENV_VARS,
-    REQUIRE_ENV_VARS,
     claude_config_dir,
     clear_cache,
     load_policy,
@@ -63,8 +61,6 @@ from ctxmode.security.shell import MAX_DEPTH, split_command
 __all__ = [
     "MAX_DEPTH",
     "MAX_SETTINGS_BYTES",
-    "PLATFORM_ENV_VARS",
-    "REQUIRE_ENV_VARS",
     "SHELL_LANGUAGES",
     "Decision",
     "Explanation",

@@ -2,9 +2,9 @@
 
 from typing import Literal
 
+from ctxmode import settings
 from ctxmode.errors import PolicyDeniedError
 from ctxmode.security.model import Subject, Verdict
-from ctxmode.security.settings import REQUIRE_ENV_VARS
 
 Surface = Literal["hook", "server"]
 
@@ -22,7 +22,7 @@ def deny_message(
     """
     rule = verdict.rule
     if rule is None:
-        env = REQUIRE_ENV_VARS[0]
+        env = settings.REQUIRE_SECURITY.name
         return (
             f"ctxmode: security policy unavailable ({verdict.reason or 'unknown error'}) and "
             f"{env}=1 — fail-closed engaged. Fix the settings file, or unset {env} "

@@ -24,6 +24,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import NamedTuple
 
+from ctxmode import settings
 from ctxmode.security.model import (
     _KINDS,
     Decision,
@@ -34,31 +35,21 @@ from ctxmode.security.model import (
     SourceStatus,
 )
 
-REQUIRE_ENV_VARS = ("CTXMODE_REQUIRE_SECURITY", "CONTEXT_MODE_REQUIRE_SECURITY")
-PLATFORM_ENV_VARS = ("CTXMODE_PLATFORM", "CONTEXT_MODE_PLATFORM")
 MAX_SETTINGS_BYTES = 4 * 1024 * 1024
 
 
 _RULE_RE = re.compile(r"\s*([A-Za-z_][\w-]*)\s*(?:\((.*)\))?\s*", re.DOTALL)
 
 
-# Config roots of the other platforms (as in upstream) under the home directory, and the
-# variable that replaces the root when set.
-_PLATFORM_ROOTS: dict[str, tuple[tuple[str, ...], str | None]] = {
-    "gemini-cli": ((".gemini",), "GEMINI_CLI_HOME"),
-    "antigravity": ((".gemini",), None),
-    "codex": ((".codex",), "CODEX_HOME"),
-    "cursor": ((".cursor",), None),
-    "vscode-copilot": ((".vscode",), None),
-    "jetbrains-copilot": ((".config", "JetBrains"), None),
-    "kiro": ((".kiro",), None),
-    "opencode": ((".config", "opencode"), None),
-    "kilo": ((".config", "kilo"), None),
-    "openclaw": ((".openclaw",), None),
-    "pi": ((".pi",), None),
-    "omp": ((".omp",), None),
-    "qwen-code": ((".qwen",), None),
-    "zed": ((".config", "zed"), None),
+# Config roots (as in upstream) of hosts that are not ctxmode platforms yet; a platform's
+# own root is its descriptor's config directory.
+_OTHER_ROOTS: dict[str, tuple[str, ...]] = {
+    "antigravity": (".gemini",),
+    "kilo": (".config", "kilo"),
+    "openclaw": (".openclaw",),
+    "pi": (".pi",),
+    "omp": (".omp",),
+    "zed": (".config", "zed"),
 }
 
 
@@ -87,20 +78,38 @@ def _expand_dir(value: str, home: Path) -> Path:
 
 
 def claude_config_dir(home: Path | None = None) -> Path:
-    """``$CLAUDE_CONFIG_DIR`` (``~`` expanded), or ``~/.claude`` when unset or blank."""
+    """Claude Code's config directory (its descriptor's: ``$CLAUDE_CONFIG_DIR`` or
+    ``~/.claude``); every platform reads its settings.json."""
+    from ctxmode.platforms.claude_code import HOST
+    from ctxmode.platforms.host import config_dir
+
     home = Path.home() if home is None else home
-    value = os.environ.get("CLAUDE_CONFIG_DIR", "").strip()
-    return _expand_dir(value, home) if value else home / ".claude"
+    found = config_dir(HOST, {**os.environ, "HOME": str(home)})
+    return found if found is not None else home / ".claude"
+
+
+def _claude_name() -> str:
+    from ctxmode.platforms.claude_code import NAME
+
+    return NAME
+
+
+def _known_platform(platform: str) -> bool:
+    from ctxmode.platforms import PLATFORMS
+
+    return platform in PLATFORMS or platform in _OTHER_ROOTS
 
 
 def _platform_dir(platform: str, home: Path) -> Path | None:
-    entry = _PLATFORM_ROOTS.get(platform)
-    if entry is None:
+    from ctxmode.platforms import descriptor
+    from ctxmode.platforms.host import config_dir
+
+    host = descriptor(platform)
+    if host is not None:
+        return config_dir(host, {**os.environ, "HOME": str(home)})
+    parts = _OTHER_ROOTS.get(platform)
+    if parts is None:
         return None
-    parts, env_var = entry
-    value = os.environ.get(env_var, "").strip() if env_var else ""
-    if value:
-        return _expand_dir(value, home)
     xdg = os.environ.get("XDG_CONFIG_HOME", "").strip()
     if parts[0] == ".config" and xdg:
         return Path(xdg).joinpath(*parts[1:])
@@ -145,8 +154,8 @@ def settings_sources(
         out.append((Path(global_settings), Scope.GLOBAL))
         return out
     if platform is None:
-        platform = next((os.environ[v].strip() for v in PLATFORM_ENV_VARS if os.environ.get(v)), "")
-    root = _platform_dir(platform, home) if platform != "claude-code" else None
+        platform = settings.platform() or ""
+    root = _platform_dir(platform, home) if platform != _claude_name() else None
     if root is not None:
         out.append((root / "settings.json", Scope.PLATFORM))
     out.append((claude_config_dir(home) / "settings.json", Scope.USER))
@@ -228,11 +237,6 @@ def _parse_rule(raw: str, kind: Decision, position: int, path: Path, scope: Scop
     return Rule(raw.strip(), tool, specifier, kind, path, scope, position)
 
 
-def _require_security() -> bool:
-    values = (os.environ.get(v, "").strip().lower() for v in REQUIRE_ENV_VARS)
-    return any(v in ("1", "true", "yes", "on") for v in values)
-
-
 def load_policy(
     project_dir: Path | str,
     *,
@@ -248,14 +252,14 @@ def load_policy(
     worked out (no home directory, a vanished working directory), the policy has no rules
     and counts as broken, so fail-closed mode denies.
     """
-    strict = _require_security() if fail_closed is None else fail_closed
+    strict = settings.require_security() if fail_closed is None else fail_closed
     project = Path(os.fspath(project_dir))
     rules: list[Rule] = []
     sources: list[SettingsSource] = []
     warnings: list[str] = []
     try:
         project = Path(os.path.abspath(project))
-        if platform is not None and platform not in _PLATFORM_ROOTS and platform != "claude-code":
+        if platform is not None and not _known_platform(platform):
             warnings.append(f"unknown platform {platform!r}: only Claude Code settings are read")
         found = settings_sources(
             project,

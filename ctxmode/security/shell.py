@@ -4,11 +4,18 @@ Commands are split the way a shell runs them (`split_command`): on ``&&``, ``||`
 ``|``, ``|&``, a lone ``&``, newlines, subshell parentheses and braces; ``$(...)``,
 backticks, ``<(...)`` and here-documents fed to a shell are commands of their own;
 quotes, escapes and comments are respected.
+
+This is the one shell lexer of ctxmode: the permission policy reads every `Segment` for
+what runs, and hook routing (`ctxmode.hooks.bash`) reads the same segments for where their
+output goes: redirections, here-document bodies, which segments share a pipeline and which
+command a substitution's output flows into. Standard library only and cheap to import:
+the hook process loads it for every shell command.
 """
 
 import os
 import re
 from collections.abc import Sequence
+from functools import lru_cache
 from typing import NamedTuple
 
 from ctxmode.security.words import _SHELLS, ASSIGNMENT, _peeled
@@ -22,21 +29,62 @@ class _Word(NamedTuple):
     redirect: bool  # a redirection operator, or the target of one
 
 
-class _Segment(NamedTuple):
-    """One simple command: its words as written and unquoted."""
+class Redirect(NamedTuple):
+    """One redirection: ``2>&1`` is ``("2", ">&", "1")``, ``> out`` is ``("", ">", "out")``.
+
+    The target is unquoted; a here-document's target is its delimiter.
+    """
+
+    fd: str  # "" for the operator's default, else the digits or ``{name}`` before it
+    op: str
+    target: str
+
+
+class Segment(NamedTuple):
+    """One simple command: its words as written and unquoted, and where it sits.
+
+    ``pipeline`` is the index (in `segments`' answer) of the first segment of the pipeline
+    this one is part of: segments joined by ``|`` share it. ``outer`` is the index of the
+    segment this one ran inside (-1: none) and ``via`` says how: ``$(`` or a backtick (a
+    command substitution in its words), ``<(`` or ``>(``, ``<<`` (a here-document: a script
+    fed to a shell, or substitutions expanded into another command's input), ``<`` or ``>``
+    (a substitution in an input or output redirection, such as a here-string).
+    """
 
     words: tuple[_Word, ...]
+    redirects: tuple[Redirect, ...] = ()
+    heredoc: str = ""  # the bodies of its here-documents, joined by newlines
+    pipeline: int = -1
+    outer: int = -1
+    via: str = ""
 
     @property
     def text(self) -> str:
         return " ".join(w.raw for w in self.words)
 
 
+_Segment = Segment  # the name the other security modules import
+
+
+class _HereDoc:
+    """A here-document announced on the current line, waiting for its body."""
+
+    __slots__ = ("delim", "owner", "quoted", "strip_tabs")
+
+    def __init__(self, delim: str, strip_tabs: bool, quoted: bool) -> None:
+        self.delim = delim
+        self.strip_tabs = strip_tabs
+        self.quoted = quoted
+        self.owner = _PENDING  # index of the segment it belongs to, once that one ends
+
+
+_PENDING = -2
+
+
 _LEADING_KEYWORDS = frozenset(
     {"if", "then", "else", "elif", "do", "while", "until", "!", "{", "}", "fi", "done", "esac"}
 )
 _REDIRECT_OPS = ("<<<", "<<-", "<<", "<>", "<&", "<", ">>", ">&", ">|", ">")
-_TARGET_OPS = frozenset({*_REDIRECT_OPS, "&>", "&>>"})
 _WORD_END = frozenset(" \t\r\n;&|<>()")
 _FLAT_SPLIT = re.compile(r"\$\(|[<>]\(|[`(){}\n\r;&|]")
 
@@ -46,23 +94,38 @@ class _Lexer:
 
     Not a shell parser: it knows just enough syntax to find every place where a command
     starts. With ``emit=False`` (arithmetic) its own words are not commands, but the
-    substitutions inside are.
+    substitutions inside are. Its segments get ``via`` and ``outer`` (a nested lexer's
+    segments are adopted by the enclosing segment once that one ends).
     """
 
-    def __init__(self, text: str, out: list[_Segment], depth: int, emit: bool = True) -> None:
+    def __init__(
+        self,
+        text: str,
+        out: list[Segment],
+        depth: int,
+        emit: bool = True,
+        via: str = "",
+        outer: int = -1,
+    ) -> None:
         self.s = text
         self.n = len(text)
         self.out = out
         self.depth = depth
         self.emit = emit
+        self.via = via
+        self.outer = outer
         self.words: list[_Word] = []
         self.raw: list[str] = []
         self.val: list[str] = []
         self.started = False
         self.redirect = False
-        self.expect_target = False
-        self.heredocs: list[tuple[str, bool, bool]] = []
+        self.op: tuple[str, str, int] | None = None  # (fd, op, where its target starts in val)
+        self.target_of: tuple[str, str] | None = None  # (fd, op) waiting for the next word
+        self.redirects: list[Redirect] = []
+        self.heredocs: list[_HereDoc] = []
         self.line_start = len(out)
+        self.seg_start = len(out)
+        self.pipe_head = -1
 
     # -- building words and segments
 
@@ -75,23 +138,59 @@ class _Lexer:
         if not self.started:
             return
         value = "".join(self.val)
-        redirect = self.redirect or self.expect_target
-        self.expect_target = self.redirect and value.lstrip("0123456789") in _TARGET_OPS
+        redirect = self.redirect or self.target_of is not None
+        if self.target_of is not None:
+            self.redirects.append(Redirect(*self.target_of, value))
+            self.target_of = None
+        if self.op is not None:
+            fd, op, at = self.op
+            target = "".join(self.val[at:])
+            if target:
+                self.redirects.append(Redirect(fd, op, target))
+            else:
+                self.target_of = (fd, op)
+            self.op = None
         self.words.append(_Word("".join(self.raw), value, redirect))
         self.raw, self.val = [], []
         self.started = self.redirect = False
 
-    def end_segment(self) -> None:
+    def end_segment(self, piped: bool = False) -> None:
+        """End the current simple command; ``piped``: a ``|`` joins it to the next one."""
         self.end_word()
-        self.expect_target = False
+        if self.target_of is not None:
+            self.redirects.append(Redirect(*self.target_of, ""))
+            self.target_of = None
         words, self.words = self.words, []
+        redirects, self.redirects = self.redirects, []
         i = 0
         while i < len(words) and words[i].raw in _LEADING_KEYWORDS:
             i += 1
+        index = -1
         if i < len(words) and self.emit:
-            self.out.append(_Segment(tuple(words[i:])))
+            index = len(self.out)
+            head = self.pipe_head if self.pipe_head >= 0 else index
+            seg = Segment(tuple(words[i:]), tuple(redirects), "", head, self.outer, self.via)
+            self.out.append(seg)
+            self.adopt(self.seg_start, index, index)
+        if not piped:
+            self.pipe_head = -1
+        elif index >= 0:
+            self.pipe_head = self.out[index].pipeline
+        for doc in self.heredocs:
+            if doc.owner == _PENDING:
+                doc.owner = index
+        self.seg_start = len(self.out)
 
-    def nested(self, text: str, emit: bool = True) -> None:
+    def adopt(self, start: int, end: int, outer: int, via: str | None = None) -> None:
+        """Segments ``start:end`` not yet inside another ran inside segment ``outer``."""
+        if outer < 0:
+            return
+        for j in range(start, end):
+            seg = self.out[j]
+            if seg.outer < 0:
+                self.out[j] = seg._replace(outer=outer, via=seg.via if via is None else via)
+
+    def nested(self, text: str, emit: bool = True, via: str = "", outer: int = -1) -> None:
         if not text.strip():
             return
         if self.depth >= MAX_DEPTH:
@@ -100,9 +199,16 @@ class _Lexer:
             for piece in _FLAT_SPLIT.split(text):
                 words = tuple(_Word(w, w, False) for w in piece.split())
                 if words and self.emit:
-                    self.out.append(_Segment(words))
+                    index = len(self.out)
+                    self.out.append(Segment(words, pipeline=index, outer=outer, via=via))
             return
-        _Lexer(text, self.out, self.depth + 1, emit).run()
+        _Lexer(text, self.out, self.depth + 1, emit, via, outer).run()
+
+    def via_here(self, kind: str) -> str:
+        """How a substitution starting now feeds its command: ``kind``, or ``<``/``>``
+        inside an input or output redirection."""
+        op = self.op[1] if self.op else self.target_of[1] if self.target_of else ""
+        return kind if not op else "<" if op.startswith("<") else ">"
 
     # -- skipping over quoted and nested text
 
@@ -164,13 +270,14 @@ class _Lexer:
         inner = self.s[at + 2 : end]
         if arithmetic and inner.startswith("(") and inner.endswith(")"):
             inner = inner[1:-1]
-        self.nested(inner, emit=not arithmetic)
+        kind = "$(" if self.s[at] == "$" else self.s[at : at + 2]
+        self.nested(inner, emit=not arithmetic, via=self.via_here(kind))
         return self.n if close < 0 else close + 1
 
     def backtick(self, at: int) -> int:
         close = self.closing_backtick(at)
         inner = self.s[at + 1 : self.n if close < 0 else close]
-        self.nested(inner.replace("\\`", "`").replace("\\\\", "\\"))
+        self.nested(inner.replace("\\`", "`").replace("\\\\", "\\"), via=self.via_here("`"))
         return self.n if close < 0 else close + 1
 
     def dquoted(self, i: int, value: list[str] | None, heredoc: bool = False) -> int:
@@ -239,7 +346,7 @@ class _Lexer:
             elif c in "\r\n":
                 self.end_segment()
                 i = self.heredoc_bodies(i + 1)
-                self.line_start = len(self.out)
+                self.line_start = self.seg_start = len(self.out)
             elif c in " \t":
                 self.end_word()
                 i += 1
@@ -251,15 +358,18 @@ class _Lexer:
                 self.redirect = True
                 op = "&>>" if s.startswith("&>>", i) else "&>"
                 self.add(op)
+                self.op = ("", op, len(self.val))
                 i += len(op)
             elif c == "&":
                 self.end_segment()
                 i += 2 if nxt == "&" else 1
             elif c == "|" and self.redirect and "".join(self.val).endswith(">"):
                 self.add(c)  # >| (clobber)
+                if self.op is not None:
+                    self.op = (self.op[0], ">|", len(self.val))
                 i += 1
             elif c == "|":
-                self.end_segment()
+                self.end_segment(piped=nxt != "|")
                 i += 2 if nxt in ("|", "&") else 1
             elif c in "<>":
                 i = self.redirection(i)
@@ -270,11 +380,14 @@ class _Lexer:
 
     def redirection(self, i: int) -> int:
         word = "".join(self.val)
+        fd = word if self.started else ""
         if self.started and not (word.isdigit() or (word.startswith("{") and word.endswith("}"))):
             self.end_word()
+            fd = ""
         self.redirect = True
         op = next(o for o in _REDIRECT_OPS if self.s.startswith(o, i))
         self.add(op)
+        self.op = (fd, op, len(self.val))
         i += len(op)
         if op in ("<<", "<<-"):
             while i < self.n and self.s[i] in " \t":
@@ -290,47 +403,72 @@ class _Lexer:
             quoted = any(q in delim_raw for q in "'\"\\")
             delim = delim_raw.replace("'", "").replace('"', "").replace("\\", "")
             self.add(delim_raw)
-            self.heredocs.append((delim, op == "<<-", quoted))
+            self.op = None
+            self.redirects.append(Redirect(fd, op, delim))
+            self.heredocs.append(_HereDoc(delim, op == "<<-", quoted))
         return i
 
     def heredoc_bodies(self, i: int) -> int:
         """Consume the here-documents announced on the line that just ended."""
         pending, self.heredocs = self.heredocs, []
-        feeds_shell: bool | None = None
-        for delim, strip_tabs, quoted in pending:
+        shell: int | None = None
+        for doc in pending:
             lines: list[str] = []
             while i < self.n:
                 j = self.s.find("\n", i)
                 line = self.s[i : self.n if j < 0 else j]
                 i = self.n if j < 0 else j + 1
-                if (line.lstrip("\t") if strip_tabs else line).rstrip("\r") == delim:
+                if (line.lstrip("\t") if doc.strip_tabs else line).rstrip("\r") == doc.delim:
                     break
                 lines.append(line)
             if not lines:
                 continue
             body = "\n".join(lines)
-            if feeds_shell is None:
-                feeds_shell = _feeds_shell(self.out[self.line_start :])
-            if feeds_shell:
-                self.nested(body)
-            elif not quoted:
+            if doc.owner >= 0:
+                seg = self.out[doc.owner]
+                text = f"{seg.heredoc}\n{body}" if seg.heredoc else body
+                self.out[doc.owner] = seg._replace(heredoc=text)
+            if shell is None:
+                shell = _shell_reading_stdin(self.out, self.line_start)
+            if shell >= 0:
+                self.nested(body, via="<<", outer=shell)
+            elif not doc.quoted:
+                start = len(self.out)
                 _Lexer(body, self.out, self.depth + 1).dquoted(0, None, heredoc=True)
+                self.adopt(start, len(self.out), doc.owner, "<<")
         return i
 
 
-def _feeds_shell(segments: Sequence[_Segment]) -> bool:
-    """Does one of these commands run a shell that would read a script on stdin?"""
-    return any(
-        words and os.path.basename(words[0]) in _SHELLS
-        for seg in segments
-        for words in _peeled(_command_words(seg))
-    )
+def _shell_reading_stdin(segments: Sequence[Segment], start: int) -> int:
+    """The index of the first of ``segments[start:]`` that runs a shell (which would read a
+    script on stdin), or -1."""
+    for i in range(start, len(segments)):
+        if any(
+            words and os.path.basename(words[0]) in _SHELLS
+            for words in _peeled(_command_words(segments[i]))
+        ):
+            return i
+    return -1
 
 
-def _lex(command: str, depth: int = 0) -> list[_Segment]:
-    out: list[_Segment] = []
+def segments(command: str, depth: int = 0) -> tuple[Segment, ...]:
+    """Every simple command a shell would run for ``command``, nested ones first.
+
+    A command substitution's segments come before the segment holding it, a here-document
+    script's after the line announcing it. Cached: the pre-tool hook asks the policy and
+    routing about the same command, and both read it from here.
+    """
+    return _segments(command, depth)
+
+
+@lru_cache(maxsize=16)
+def _segments(command: str, depth: int) -> tuple[Segment, ...]:
+    out: list[Segment] = []
     _Lexer(command, out, depth).run()
-    return out
+    return tuple(out)
+
+
+_lex = segments  # the name the other security modules import
 
 
 def split_command(command: str) -> tuple[str, ...]:
@@ -340,10 +478,10 @@ def split_command(command: str) -> tuple[str, ...]:
     documents fed to a shell; leading keywords (``if``, ``then``, ``do``, ``!``, ``{``)
     are dropped. ``echo hello && sudo rm -rf /`` gives ``("echo hello", "sudo rm -rf /")``.
     """
-    return tuple(seg.text for seg in _lex(command))
+    return tuple(seg.text for seg in segments(command))
 
 
-def _command_words(seg: _Segment) -> list[str]:
+def _command_words(seg: Segment) -> list[str]:
     """Unquoted words without redirections and leading ``VAR=value`` assignments."""
     words = [w.value for w in seg.words if not w.redirect]
     i = 0

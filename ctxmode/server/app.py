@@ -5,12 +5,16 @@ Built on the SDK's low-level `Server` so that the tools list carries exactly our
 schemas (argument names as upstream has them) and so that argument coercion and error
 wording are ours. Tool handlers are synchronous core calls; they run in worker threads so
 the loop keeps answering pings and cancellations while code runs.
+
+The process starts in `ctxmode.server.boot`, which answers the client's opening messages
+while this module (and the SDK) loads; `serve` takes over from there.
 """
 
+import json
 import logging
 import os
-from pathlib import Path
-from typing import Any
+from contextlib import AsyncExitStack
+from typing import TYPE_CHECKING, Any
 
 import anyio
 import mcp_types as types
@@ -20,40 +24,25 @@ from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
 from ctxmode import __version__, paths, readiness
 from ctxmode.errors import CtxError
-from ctxmode.server import lifecycle, meta, tools
-from ctxmode.server.catalog import TOOLS
+from ctxmode.server import early, lifecycle, meta, results, tools
 from ctxmode.server.pipes import event_loop_pipes
 from ctxmode.server.state import ServerState
 from ctxmode.server.tools import Call
 from ctxmode.stats.model import Usage
 
+if TYPE_CHECKING:
+    from ctxmode.server.boot import Handoff
+
 log = logging.getLogger("ctxmode.server")
 
 HANDLERS: dict[str, tools.Handler] = {**tools.HANDLERS, **meta.HANDLERS}
 
-INSTRUCTIONS = (
-    "ctxmode keeps raw tool output out of context: run code with ctx_execute / "
-    "ctx_batch_execute, process files with ctx_execute_file, fetch pages with "
-    "ctx_fetch_and_index, then ctx_search what was indexed."
-)
+INSTRUCTIONS = early.INSTRUCTIONS
 
 
 def tool_list() -> list[types.Tool]:
-    return [
-        types.Tool(
-            name=t.name,
-            title=t.title,
-            description=t.description,
-            input_schema=t.schema,
-            annotations=types.ToolAnnotations(
-                read_only_hint=t.read_only,
-                destructive_hint=t.destructive,
-                idempotent_hint=t.idempotent,
-                open_world_hint=t.open_world,
-            ),
-        )
-        for t in TOOLS
-    ]
+    """The tools, from the same wire form `early` answers with before this module loads."""
+    return [types.Tool.model_validate(tool) for tool in early.tool_dicts()]
 
 
 def _caller(ctx: ServerRequestContext[Any]) -> str:
@@ -77,10 +66,21 @@ def _caller(ctx: ServerRequestContext[Any]) -> str:
     return f"{client}:{agent}"
 
 
-def _result(text: str, is_error: bool) -> types.CallToolResult:
-    return types.CallToolResult(
+def _client(ctx: ServerRequestContext[Any]) -> str | None:
+    """The client's name from its ``initialize`` (or its request envelope)."""
+    params = ctx.session.client_params
+    info = params.client_info if params is not None else None
+    return info.name if info is not None else None
+
+
+def _result(text: str, is_error: bool, client: str | None = None) -> types.CallToolResult:
+    result = types.CallToolResult(
         content=[types.TextContent(type="text", text=text)], is_error=is_error
     )
+    structured = results.structured_content(client, text)
+    if structured is not None:
+        result.structured_content = structured
+    return result
 
 
 def _counted(state: ServerState, name: str, args: dict[str, Any], call: Call) -> tuple[str, bool]:
@@ -142,14 +142,15 @@ def build_server(state: ServerState) -> "Server[Any]":
     ) -> types.CallToolResult:
         name = params.name
         args = dict(params.arguments or {})
+        client = _client(ctx)
         if name not in HANDLERS:
-            return _result(f"Unknown tool: {name}", True)
+            return _result(f"Unknown tool: {name}", True, client)
         try:
             text, is_error = await _run_handler(state, name, args, _caller(ctx))
         except Exception as exc:  # a bug of ours: say so, keep serving
             log.exception("tool %s failed", name)
-            return _result(f"Internal error in {name}: {type(exc).__name__}: {exc}", True)
-        return _result(text, is_error)
+            return _result(f"Internal error in {name}: {type(exc).__name__}: {exc}", True, client)
+        return _result(text, is_error, client)
 
     async def empty_resources(
         ctx: ServerRequestContext[Any], params: types.PaginatedRequestParams | None
@@ -240,15 +241,50 @@ class _DrainingRead:
         return await self._inner.__aexit__(*exc)
 
 
-class _WatchedWrite:
-    """The server's output stream, telling `_Drain` which requests got their answer."""
+def _id_key(value: Any) -> tuple[bool, Any]:
+    return isinstance(value, str), value  # the id 1 and the id "1" are different requests
 
-    def __init__(self, inner: Any, drain: _Drain) -> None:
+
+class _Answered:
+    """Responses `early.Opening` sent before the SDK ran. The SDK reads those requests
+    again and answers them too: its answers are dropped, after checking they agree."""
+
+    def __init__(self, responses: list[dict[str, Any]]) -> None:
+        self._sent: dict[tuple[bool, Any], list[dict[str, Any]]] = {}
+        for response in responses:
+            self._sent.setdefault(_id_key(response["id"]), []).append(response)
+
+    def drop(self, item: Any) -> bool:
+        """Whether `item` answers a request answered already (it is then not sent)."""
+        message = getattr(item, "message", None)
+        if not self._sent or not isinstance(message, (types.JSONRPCResponse, types.JSONRPCError)):
+            return False
+        key = _id_key(message.id)
+        sent = self._sent.get(key)
+        if not sent:
+            return False
+        early_answer = sent.pop(0)
+        if not sent:
+            del self._sent[key]
+        answer = json.loads(message.model_dump_json(by_alias=True, exclude_unset=True))
+        if answer != early_answer:
+            log.warning("answered %r at start-up with %s; the SDK says %s", message.id,
+                        json.dumps(early_answer), json.dumps(answer))  # fmt: skip
+        return True
+
+
+class _WatchedWrite:
+    """The server's output stream, telling `_Drain` which requests got their answer, and
+    holding back the SDK's answers to requests answered at start-up."""
+
+    def __init__(self, inner: Any, drain: _Drain, answered: _Answered) -> None:
         self._inner = inner
         self._drain = drain
+        self._answered = answered
 
     async def send(self, item: Any) -> None:
-        await self._inner.send(item)
+        if not self._answered.drop(item):
+            await self._inner.send(item)
         self._drain.answered(item)
 
     def __getattr__(self, name: str) -> Any:
@@ -262,18 +298,18 @@ class _WatchedWrite:
         return await self._inner.__aexit__(*exc)
 
 
-async def serve_stdio(state: ServerState) -> None:
+async def serve_stdio(state: ServerState, handoff: "Handoff") -> None:
     """Serve until stdin closes (after answering what is in flight), a signal arrives or
     the parent dies; then stop every run and remove the readiness marker."""
     from mcp.server.stdio import stdio_server
 
     server = build_server(state)
-    marker: Path | None = None
     drain = _Drain()
+    answered = _Answered(handoff.answered)
 
     async def cleanup() -> None:
-        if marker is not None:
-            readiness.remove_marker(marker)
+        if handoff.marker is not None:
+            readiness.remove_marker(handoff.marker)
         await anyio.to_thread.run_sync(state.shutdown)
 
     async def stop_now() -> None:
@@ -282,21 +318,22 @@ async def serve_stdio(state: ServerState) -> None:
         os._exit(0)
 
     async with anyio.create_task_group() as tasks:
-        tasks.start_soon(lifecycle.watch_parent, stop_now)
+        tasks.start_soon(lifecycle.watch_parent, stop_now, handoff.parent)
         tasks.start_soon(lifecycle.watch_signals, stop_now)
         tasks.start_soon(lifecycle.housekeeping, state.project.root, state.project_dir)
         try:
-            async with (
-                event_loop_pipes() as pipes,
-                stdio_server(*(pipes or ())) as (
-                    read_stream,
-                    write_stream,
-                ),
-            ):
-                marker = readiness.write_marker(state.project.root, state.project_dir)
+            async with AsyncExitStack() as stack:
+                if handoff.wire is not None:
+                    pipes = await stack.enter_async_context(
+                        event_loop_pipes(handoff.wire, handoff.prefix)
+                    )
+                    streams = await stack.enter_async_context(stdio_server(*pipes))
+                else:
+                    streams = await stack.enter_async_context(stdio_server())
+                read_stream, write_stream = streams
                 await server.run(
                     _DrainingRead(read_stream, drain),
-                    _WatchedWrite(write_stream, drain),
+                    _WatchedWrite(write_stream, drain, answered),
                     server.create_initialization_options(),
                 )
         finally:
@@ -304,14 +341,9 @@ async def serve_stdio(state: ServerState) -> None:
         tasks.cancel_scope.cancel()
 
 
-def run(project: str | os.PathLike[str] | None = None) -> int:
-    """Entry point of ``ctxmode serve``."""
-    state = new_state(project)
-    lifecycle.setup_logging(state.project.logs_dir)
-    log.info("serving %s (pid %d)", state.project_dir, os.getpid())
+def serve(state: ServerState, handoff: "Handoff") -> None:
+    """Serve the protocol over what `ctxmode.server.boot` hands over, until the end."""
     try:
-        anyio.run(serve_stdio, state)
+        anyio.run(serve_stdio, state, handoff)
     except KeyboardInterrupt:
         pass
-    log.info("stopped")
-    return 0

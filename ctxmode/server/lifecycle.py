@@ -7,10 +7,8 @@ gone, and the server shuts down like on EOF.
 """
 
 import logging
-import logging.handlers
 import os
 import signal
-import sys
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 
@@ -18,36 +16,8 @@ import anyio
 
 WATCHDOG_INTERVAL_S = 1.0
 HOUSEKEEPING_DELAY_S = 60.0  # the daily gc check waits this long after start-up
-LOG_BYTES = 1024 * 1024
-LOG_BACKUPS = 3
 
 log = logging.getLogger("ctxmode.server")
-
-
-def setup_logging(logs_dir: Path) -> None:
-    """Log to a rotating file under the data root, and warnings to stderr. Never stdout."""
-    root = logging.getLogger("ctxmode")
-    root.setLevel(logging.INFO)
-    root.propagate = False
-    stderr = logging.StreamHandler(sys.stderr)
-    stderr.setLevel(logging.WARNING)
-    stderr.setFormatter(logging.Formatter("ctxmode: %(levelname)s %(message)s"))
-    root.addHandler(stderr)
-    try:
-        logs_dir.mkdir(parents=True, exist_ok=True)
-        handler = logging.handlers.RotatingFileHandler(
-            logs_dir / "server.log",
-            maxBytes=LOG_BYTES,
-            backupCount=LOG_BACKUPS,
-            encoding="utf-8",
-        )
-    except OSError as exc:
-        root.warning("cannot write the log file in %s: %s", logs_dir, exc)
-        return
-    handler.setFormatter(
-        logging.Formatter("%(asctime)s %(process)d %(levelname)s %(name)s: %(message)s")
-    )
-    root.addHandler(handler)
 
 
 # Called to end the process from a watcher: cleans up, then exits without waiting for
@@ -55,9 +25,8 @@ def setup_logging(logs_dir: Path) -> None:
 Stop = Callable[[], Awaitable[None]]
 
 
-async def watch_parent(stop: Stop) -> None:
-    """Stop when our parent process goes away (we get re-parented)."""
-    parent = os.getppid()
+async def watch_parent(stop: Stop, parent: int) -> None:
+    """Stop when our parent process, `parent` at start-up, goes away (we get re-parented)."""
     if parent <= 1:
         return  # started by init or detached on purpose: nothing to watch
     while True:

@@ -36,7 +36,7 @@ from ctxmode.session.events import (
     type_info,
 )
 from ctxmode.session.schema import MIGRATIONS
-from ctxmode.stats.model import COUNTER_COLUMNS, EARLIER_SESSIONS, Usage
+from ctxmode.session.usage import COUNTER_COLUMNS, EARLIER_SESSIONS, Usage
 
 HOOK_BUSY_TIMEOUT_MS = 2_500
 RETENTION_DAYS = 7

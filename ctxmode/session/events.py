@@ -64,6 +64,7 @@ CATALOGUE: dict[str, EventType] = {
     "subagent_launched": EventType("subagent", NORMAL, "subagent"),
     "agent_finding": EventType("subagent", NORMAL, "subagent"),
     "mcp": EventType("mcp", NORMAL, "mcp"),
+    "indexed": EventType("indexed", HIGH, "indexed"),
     "mcp_tool_call": EventType("mcp_tool_call", LOW, "mcp"),
     "external_ref": EventType("external-ref", NORMAL, "external_ref"),
     # PreToolUse → PostToolUse markers

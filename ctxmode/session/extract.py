@@ -1,6 +1,6 @@
 """Turn one hook call into the events worth remembering.
 
-Works on the adapters' canonical tool names (`ctxmode.hooks.model`) and tolerates every
+Works on the adapters' canonical tool names (`ctxmode.hookevent`) and tolerates every
 host's input shapes: ``file_path`` / ``filePath`` / ``path``, Codex ``apply_patch`` text,
 Kiro ``fs_write`` commands, responses as text, objects or MCP content lists. Everything
 returned has been redacted (`ctxmode.session.redact`). Missing fields give fewer events,
@@ -16,7 +16,8 @@ import re
 from collections.abc import Iterable
 from typing import Any
 
-from ctxmode.hooks.model import HookEvent
+from ctxmode.hookevent import HookEvent
+from ctxmode.platforms.normalise import urls_in
 from ctxmode.session.events import LOW, Event
 from ctxmode.session.lazyre import LazyPattern
 from ctxmode.session.redact import mask_exports, redact_text, redact_value
@@ -27,18 +28,12 @@ MCP_PARAMS_BYTES = 2048
 MAX_REFS = 10
 REF_SCAN_CHARS = 8192
 
-_PATH_KEYS = (
-    "file_path", "filePath", "path", "notebook_path", "notebookPath", "absolute_path",
-    "absolutePath", "target_file", "targetFile", "file", "filename", "fileName", "uri",
-)  # fmt: skip
-_PATHS_KEYS = ("paths", "file_paths", "filePaths", "files")
 _EDIT_COMMANDS = frozenset({"str_replace", "insert", "append", "edit", "replace", "patch"})
 _RULE_FILE = LazyPattern(
     r"(?i)(?:claude\.md|agents\.md|agents\.override\.md|gemini\.md|qwen\.md|kiro\.md"
     r"|/copilot-instructions\.md|/context-mode\.mdc)$"
     r"|[/\\]\.claude[/\\]|[/\\]memor(?:y|ies)[/\\][^/\\]+\.md$"
 )
-_PATCH_TARGET = LazyPattern(r"(?m)^\*\*\* (Update File|Delete File|Move to|Add File): (.+?)\s*$")
 _EXIT_CODE = LazyPattern(
     r"(?im)^\W{0,3}(?:exit(?:ed with)? (?:code|status)|process exited with code)\s*:?\s*"
     r"(-?[1-9]\d*)\b"
@@ -70,7 +65,6 @@ _ENV_COMMAND = LazyPattern(
       | deno\s+install
     )"""
 )
-_URL = LazyPattern(r"https?://[^\s\"'<>`)\]}]+")
 _ISSUE_REF = LazyPattern(r"(?<![\w&#/])#(\d{1,6})\b")
 _FETCHED = LazyPattern(r"Fetched and indexed.*?\((\d+(?:\.\d+)?)\s*KB\)")
 _CONSTRAINT = LazyPattern(
@@ -96,25 +90,6 @@ _GOAL = LazyPattern(r"(?is)^\s*(?:/goal\b|goal\s*[:：])\s*(.+)$")
 
 def _str(value: Any) -> str:
     return value if isinstance(value, str) else ""
-
-
-def _input_path(tool_input: dict[str, Any]) -> str:
-    for key in _PATH_KEYS:
-        value = tool_input.get(key)
-        if isinstance(value, str) and value.strip():
-            return value.strip()
-    return ""
-
-
-def _input_paths(tool_input: dict[str, Any]) -> list[str]:
-    single = _input_path(tool_input)
-    if single:
-        return [single]
-    for key in _PATHS_KEYS:
-        value = tool_input.get(key)
-        if isinstance(value, list):
-            return [v.strip() for v in value if isinstance(v, str) and v.strip()]
-    return []
 
 
 def response_text(value: Any) -> str:
@@ -215,32 +190,12 @@ def _head_tail(text: str, limit: int) -> str:
 
 def _label(event: HookEvent) -> str:
     """What was called, in one line: the command, the path, or the tool name."""
-    command = shell_command(event.tool_input) if event.tool == "Bash" else ""
+    command = event.command or ""
     if command.strip():
         return f"$ {command.strip()}"
-    path = _input_path(event.tool_input)
+    path = event.paths[0] if event.paths else ""
     tool = event.tool or event.native_tool or "tool"
     return f"{tool} {path}" if path else tool
-
-
-def shell_command(tool_input: dict[str, Any]) -> str:
-    for key in ("command", "cmd"):
-        value = tool_input.get(key)
-        if isinstance(value, str):
-            return value
-        if isinstance(value, list) and all(isinstance(v, str) for v in value):
-            return " ".join(value)
-    return ""
-
-
-def _patch_text(tool_input: dict[str, Any]) -> str:
-    for key in ("command", "patch", "input", "content"):
-        value = tool_input.get(key)
-        if isinstance(value, list):
-            value = "\n".join(v for v in value if isinstance(v, str))
-        if isinstance(value, str) and "*** Begin Patch" in value:
-            return value
-    return ""
 
 
 def _native(event: HookEvent) -> str:
@@ -257,19 +212,18 @@ def _redacted(events: Iterable[Event]) -> list[Event]:
 def _file_events(event: HookEvent, failed: bool) -> list[Event]:
     tool, tool_input = event.tool, event.tool_input
     out: list[Event] = []
-    patch = _patch_text(tool_input)
-    if patch:
+    if event.patch:
         if failed:
             return out
-        for op, target in _PATCH_TARGET.findall(patch):
-            out.append(Event("file_write" if op == "Add File" else "file_edit", target))
+        for op, target in event.patch:
+            out.append(Event("file_write" if op == "Add" else "file_edit", target))
             if _PLAN_PATH.search(target):
                 out.append(Event("plan_file_write", f"plan file: {_basename(target)}"))
         return out
     if failed:
         return out
     if tool == "Read":
-        for path in _input_paths(tool_input):
+        for path in event.paths:
             if _RULE_FILE.search(path.replace("\\", "/")):
                 out.append(Event("rule", path))
                 content = _file_content(event.tool_response)
@@ -277,7 +231,7 @@ def _file_events(event: HookEvent, failed: bool) -> list[Event]:
                     out.append(Event("rule_content", content))
             out.append(Event("file_read", path))
     elif tool in ("Edit", "NotebookEdit", "Write"):
-        path = _input_path(tool_input)
+        path = event.paths[0] if event.paths else ""
         if path:
             command = _str(tool_input.get("command")).lower()
             edits = (
@@ -294,7 +248,7 @@ def _file_events(event: HookEvent, failed: bool) -> list[Event]:
             out.append(Event("file_glob", pattern))
     elif tool == "Grep":
         pattern = _str(tool_input.get("pattern")) or _str(tool_input.get("query"))
-        where = _input_path(tool_input) or _str(tool_input.get("dir_path"))
+        where = (event.paths[0] if event.paths else "") or _str(tool_input.get("dir_path"))
         if pattern:
             out.append(Event("file_search", f"{pattern} in {where}" if where else pattern))
     return out
@@ -410,7 +364,8 @@ def _mcp_events(event: HookEvent) -> list[Event]:
     )
     head = f"{leaf}: {first[:300]}" if first else leaf
     if event.tool == "ctx":
-        return [Event("mcp", head)]
+        indexed = _indexed_event(leaf, event) if not is_error(event) else None
+        return [Event("mcp", head)] + ([indexed] if indexed is not None else [])
     response = response_text(event.tool_response)
     data = f"{head}\nresponse: {response}" if response.strip() else head
     params = redact_value(event.tool_input)
@@ -419,6 +374,33 @@ def _mcp_events(event: HookEvent) -> list[Event]:
         raw = _dumps(params).encode("utf-8")[:MCP_PARAMS_BYTES].decode("utf-8", "ignore")
         call = _dumps({"tool_name": native, "params_raw": raw, "truncated": True})
     return [Event("mcp", data), Event("mcp_tool_call", call)]
+
+
+def _indexed_event(leaf: str, event: HookEvent) -> Event | None:
+    """What a ctx call put in the knowledge base, by source label (and URL), so a resumed
+    session searches it instead of fetching or indexing it again."""
+    args = event.tool_input
+    items: list[str] = []
+    if leaf == "ctx_fetch_and_index":
+        requests = args.get("requests")
+        calls = [r for r in requests if isinstance(r, dict)] if isinstance(requests, list) else []
+        for call in calls or [args]:
+            url, label = _str(call.get("url")).strip(), _str(call.get("source")).strip()
+            if url:
+                items.append(f"{label} ({url})" if label and label != url else url)
+    elif leaf == "ctx_index":
+        label = _str(args.get("source")).strip() or _str(args.get("path")).strip()
+        items.append(label or "inline content")
+    elif leaf == "ctx_batch_execute":
+        commands = args.get("commands")
+        for command in commands if isinstance(commands, list) else []:
+            if isinstance(command, dict):
+                label = _str(command.get("label")).strip() or _str(command.get("command"))[:60]
+                if label:
+                    items.append(label)
+    if not items:
+        return None
+    return Event("indexed", f"{leaf}: {', '.join(items[:8])}")
 
 
 def _plan_events(event: HookEvent, native: str) -> list[Event]:
@@ -446,12 +428,12 @@ def _plan_events(event: HookEvent, native: str) -> list[Event]:
 
 
 def _refs(event: HookEvent, with_response: bool) -> Event | None:
-    text = _dumps(event.tool_input)
     response = response_text(event.tool_response) if with_response else ""
+    text = "\n".join(v for v in event.tool_input.values() if isinstance(v, str))
     text += "\n" + response[:REF_SCAN_CHARS]
     refs: list[str] = []
-    for url in _URL.findall(text):
-        url = url.rstrip("\"'})],;.")
+    for url in [*event.urls, *urls_in(response[:REF_SCAN_CHARS])]:
+        url = url.rstrip("\"'})],;.\\")
         host = url.split("://", 1)[1].split("/", 1)[0].split(":", 1)[0].lower()
         if host in ("localhost", "127.0.0.1", "0.0.0.0", "[::1]") or url in refs:
             continue
@@ -473,7 +455,7 @@ def tool_events(event: HookEvent) -> list[Event]:
     failed = is_error(event)
     out = _file_events(event, failed)
     if tool == "Bash":
-        out.extend(_shell_events(shell_command(event.tool_input)))
+        out.extend(_shell_events(event.command or ""))
     elif tool == "Task" or native in ("todowrite", "taskcreate", "taskupdate", "writetodos"):
         out.append(_task_event(event))
     elif tool == "Agent" and not failed:
@@ -577,7 +559,6 @@ __all__ = [
     "is_system_prompt",
     "prompt_events",
     "response_text",
-    "shell_command",
     "stop_events",
     "tool_events",
 ]

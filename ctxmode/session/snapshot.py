@@ -16,26 +16,26 @@ Layout (sections only when non-empty)::
     <files count="N">…
     For full details: ctx_search(queries: ["…"], source: "session-events")
     </files>
-    <errors> <decisions> <rules> <git> <task_state> <environment> <plan> <subagents>
+    <errors> <indexed search_with="…">
+    <decisions> <rules> <git> <task_state> <environment> <plan> <subagents>
     <skills> <roles> <intent mode="…"/> <recent_user_messages> <last_request>
     <continue_from>…</continue_from>
     </session_resume>
 """
 
 import json
-import os
 import re
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from ctxmode import settings
 from ctxmode.session.events import LOW, StoredEvent
 
-DEFAULT_BUDGET = 2048
-MIN_BUDGET = 512
-MAX_BUDGET = 65_536
-BUDGET_ENV = "CTXMODE_SNAPSHOT_BYTES"
+DEFAULT_BUDGET = settings.SNAPSHOT_BYTES.default
+MIN_BUDGET = settings.SNAPSHOT_MIN_BYTES
+MAX_BUDGET = settings.SNAPSHOT_MAX_BYTES
 SEARCH_SOURCE = "session-events"
 MAX_FILES = 10
 MAX_QUERIES = 3  # upstream: up to 4 of up to 80 characters; bytes are scarce here
@@ -55,16 +55,6 @@ _QUERY_JUNK = re.compile(r"[^\w\s./:@#+-]+")
 _ESCAPES = {"&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "'": "&apos;"}
 _ESCAPE = re.compile("[&<>\"']")
 _WORDISH = re.compile(r"\w")  # rule lines (=====, -----) carry none
-
-
-def budget_from_env() -> int:
-    """The snapshot budget in bytes: ``CTXMODE_SNAPSHOT_BYTES`` (clamped), else 2,048."""
-    raw = os.environ.get(BUDGET_ENV, "").strip()
-    try:
-        value = int(raw) if raw else DEFAULT_BUDGET
-    except ValueError:
-        return DEFAULT_BUDGET
-    return min(max(value, MIN_BUDGET), MAX_BUDGET)
 
 
 def escape(text: str) -> str:
@@ -358,6 +348,21 @@ def _plan(events: Sequence[StoredEvent]) -> Section | None:
     return Section("plan", items, queries=["plan", *files], item_bytes=160)
 
 
+def _indexed(events: Sequence[StoredEvent], search_tool: str) -> Section | None:
+    """What the session put in the knowledge base: search it rather than fetch again."""
+    items = _unique_newest([e.data for e in _of(events, "indexed")])
+    if not items:
+        return None
+    return Section(
+        "indexed",
+        items,
+        item_bytes=200,
+        search=False,
+        max_items=6,
+        attrs={"search_with": f'{search_tool}(queries: [...], source: "<label>")'},
+    )
+
+
 def _subagents(events: Sequence[StoredEvent]) -> Section | None:
     items = _unique_newest([e.data for e in _of(events, "subagent_completed", "subagent_launched")])
     if not items:
@@ -422,7 +427,7 @@ def build_snapshot(
     event_count: int | None = None,
 ) -> str:
     """The resume snapshot of a session's events, at most `budget` UTF-8 bytes."""
-    budget = budget_from_env() if budget is None else max(budget, MIN_BUDGET)
+    budget = settings.snapshot_bytes() if budget is None else max(budget, MIN_BUDGET)
     stamp = generated_at or time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
     count = len(events) if event_count is None else event_count
     header = (
@@ -470,6 +475,7 @@ def build_snapshot(
         ("task_state", lambda: _task_state(events), 0.3),
         ("files", lambda: _files(events, project_dir), 0.3),
         ("errors", lambda: _errors(events), 0.3),
+        ("indexed", lambda: _indexed(events, search_tool), 0.2),
         ("decisions", lambda: _decisions(events, last_prompt), 0.3),
         ("rules", lambda: _rules(events, project_dir), 0.2),
         ("git", lambda: _git(events), 0.2),
@@ -489,8 +495,8 @@ def build_snapshot(
             left -= _size(intent) + 1
 
     order = [
-        "goal", "files", "errors", "decisions", "rules", "git", "task_state", "environment",
-        "plan", "subagents", "skills", "roles", "intent", "recent_user_messages",
+        "goal", "files", "errors", "indexed", "decisions", "rules", "git", "task_state",
+        "environment", "plan", "subagents", "skills", "roles", "intent", "recent_user_messages",
         "last_request", "continue_from",
     ]  # fmt: skip
     return "\n".join([header, how, *(rendered[k] for k in order if k in rendered), footer])

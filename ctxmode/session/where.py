@@ -12,10 +12,8 @@ import os
 from pathlib import Path
 from typing import Any
 
-from ctxmode import paths
-from ctxmode.hooks.model import HookEvent
-
-SUFFIX_ENV_VARS = ("CTXMODE_SESSION_SUFFIX", "CONTEXT_MODE_SESSION_SUFFIX")
+from ctxmode import paths, settings
+from ctxmode.hookevent import HookEvent
 
 
 def session_id_of(event: HookEvent) -> str:
@@ -40,7 +38,7 @@ def project_of(event: HookEvent) -> Path:
 def worktree_suffix(root: Path, project_dir: Path, *, remember: bool = True) -> str:
     """The project's worktree suffix, from the cache when known; `remember` False never
     writes the cache (purge must not create a file it is about to delete)."""
-    if any(var in os.environ for var in SUFFIX_ENV_VARS):
+    if settings.session_suffix() is not None:
         return paths.worktree_suffix(project_dir)  # the override, no git
     if not project_dir.is_dir():
         return ""
@@ -94,9 +92,3 @@ def text_field(data: dict[str, Any], key: str) -> str:
 
 def sessions_dir(root: Path | None = None) -> Path:
     return (paths.data_root() if root is None else root) / "sessions"
-
-
-def injection_enabled() -> bool:
-    """False when ``CTXMODE_INJECT`` is ``off`` (or 0/false/no): record, never inject."""
-    value = os.environ.get("CTXMODE_INJECT", "").strip().lower()
-    return value not in ("off", "0", "false", "no", "none")

@@ -73,14 +73,36 @@ def is_our_hook(command: object, platform: str, known: frozenset[str] = frozense
     return len(words) == 4 and words[1:3] == ["hook", platform] and is_ctxmode(words[0], known)
 
 
-def _temporary(path: str) -> bool:
+# pip deletes these when the pip process that made them exits: nothing there outlives setup.
+_EPHEMERAL = ("pip-build-env-", "pip-ephem-wheel-cache-", "pip-req-build-", "pip-install-")
+
+
+def _ephemeral(path: str) -> bool:
+    return any(p.startswith(_EPHEMERAL) for p in Path(os.path.realpath(path)).parts)
+
+
+def _volatile(path: str) -> str | None:
+    """Why `path` may vanish later (a temp dir or a cache folder), or None."""
     real = os.path.realpath(path)
     tmp = os.path.realpath(tempfile.gettempdir())
+    if real.startswith(tmp + os.sep):
+        return f"under the temporary directory {tmp}, which is cleaned on reboot or by age"
     parts = Path(real).parts
+    for index, part in enumerate(parts):
+        if part in (".cache", "Caches", "_npx", "archive-v0"):
+            folder = os.path.join(*parts[: index + 1])
+            return (
+                f"in the cache folder {folder}, which cleaning tools empty (uvx, pipx run and "
+                "npx keep their environments in caches; Poetry its virtualenvs)"
+            )
+    return None
+
+
+def _vanish_warning(what: str, exe: str, why: str) -> str:
     return (
-        real.startswith(tmp + os.sep)
-        or any(p in (".cache", "archive-v0", "_npx") for p in parts)
-        or any(p.startswith(("pip-build-env", "pip-ephem")) for p in parts)
+        f"{what} {exe} is {why}; if it disappears, every ctxmode hook and the MCP server stop "
+        "working. Pin a stable executable with --command /absolute/path/to/ctxmode, or "
+        "install it as a tool: pipx install ctxmode (or: uv tool install ctxmode)."
     )
 
 
@@ -89,47 +111,50 @@ def _versioned(path: str) -> bool:
     return "Cellar" in parts or any(_VERSION_PART.match(p) for p in parts)
 
 
-def resolve(explicit: str | None, *, shared: bool, strict: bool) -> tuple[Command, list[str]]:
+def resolve(explicit: str | None, *, shared: bool) -> tuple[Command, list[str]]:
     """The command to write, and warnings about it.
 
     ``shared``: the files go into a project (often committed), where an absolute path only
-    works on this machine. ``strict``: a command that cannot run is an error (a dry run
-    only warns).
+    works on this machine. A dry run calls this exactly as a real run does, so it fails
+    exactly when the real run would.
 
     Raises:
-        UsageError: `--command` is not one executable, or lives in a temporary directory.
+        UsageError: `--command` is not one executable, or lives in a directory pip deletes
+            as soon as it finishes.
         EnvironmentProblem: ctxmode cannot be found where the host would look for it.
     """
     warnings: list[str] = []
-
-    def problem(message: str) -> None:
-        if strict:
-            raise EnvironmentProblem(message)
-        warnings.append(message)
-
     if explicit is None or explicit == NAME:
         found = shutil.which(NAME)
         if found is None:
-            problem(f"{NAME} is not on PATH, so the host could not run it. {INSTALL_HINT}")
-        elif _temporary(found):
-            problem(
-                f"{NAME} on PATH is in a temporary environment ({found}, e.g. uvx or pipx "
-                f"run); it will be gone when the host runs it. {INSTALL_HINT}"
+            raise EnvironmentProblem(
+                f"{NAME} is not on PATH, so the host could not run it. {INSTALL_HINT}"
             )
+        if _ephemeral(found):
+            raise EnvironmentProblem(
+                f"{NAME} on PATH ({found}) is in a build directory pip deletes when it "
+                f"finishes. {INSTALL_HINT}"
+            )
+        why = _volatile(found)
+        if why:
+            warnings.append(_vanish_warning(f"{NAME} on PATH", found, why))
         return Command(), warnings
     text = explicit.strip()
     if not text:
         raise UsageError("--command is empty.")
     if os.sep in text or "/" in text:
         exe = os.path.abspath(os.path.expanduser(text))
-        if _temporary(exe):
+        if _ephemeral(exe):
             raise UsageError(
-                f"--command {exe} is in a temporary or cache directory; hooks that point "
-                f"there break when it is cleaned. {INSTALL_HINT}"
+                f"--command {exe} is in a build directory pip deletes when it finishes. "
+                f"{INSTALL_HINT}"
             )
         if not (os.path.isfile(exe) and os.access(exe, os.X_OK)):
-            problem(f"--command {exe} is not an executable file.")
-        if _versioned(exe):
+            raise EnvironmentProblem(f"--command {exe} is not an executable file.")
+        why = _volatile(exe)
+        if why:
+            warnings.append(_vanish_warning("--command", exe, why))
+        elif _versioned(exe):
             warnings.append(
                 f"--command {exe} contains a version in its path; it will break when that "
                 "version is removed. Prefer a stable link (for example the one on PATH)."
@@ -145,6 +170,12 @@ def resolve(explicit: str | None, *, shared: bool, strict: bool) -> tuple[Comman
             "--command takes one executable (a name on PATH or an absolute path), "
             f"not a command line: {text!r}."
         )
-    if shutil.which(text) is None:
-        problem(f"{text} is not on PATH, so the host could not run it. {INSTALL_HINT}")
+    found = shutil.which(text)
+    if found is None:
+        raise EnvironmentProblem(
+            f"{text} is not on PATH, so the host could not run it. {INSTALL_HINT}"
+        )
+    why = _volatile(found)
+    if why:
+        warnings.append(_vanish_warning(f"{text} on PATH", found, why))
     return Command(text), warnings

@@ -85,8 +85,13 @@ def _setup_json(
     style = jsonfile.parse(target.path, before)
     data, base, entries, warnings = jsonfile.apply_setup(target, style.data, prior, platform, known)
     unchanged = before is not None and jsonfile.same(data, style.data)
-    after = before if unchanged else jsonfile.render(style, data)
+    after = before if unchanged else jsonfile.render(target.path, style, data)
     rec = _file_record(base, target, prior, before)
+    blank = (prior or {}).get("blank_text")
+    if blank is None and before is not None and not before.strip():
+        blank = before  # a blank file has no style to splice into; uninstall puts it back
+    if isinstance(blank, str):
+        rec["blank_text"] = blank
     return _Edit(target.path, before, after, rec, entries, warnings)
 
 
@@ -162,21 +167,43 @@ def _setup_file(target: PlainFileTarget, prior: dict[str, Any] | None) -> _Edit:
 # --- uninstall ------------------------------------------------------------------------------
 
 
+def _unreadable(
+    path: Path, before: str, rec: dict[str, Any] | None, known: frozenset[str], exc: Exception
+) -> _Edit:
+    """A file uninstall cannot parse: left alone when nothing in it is ctxmode's.
+
+    Raises:
+        SettingsFileError: it mentions ctxmode, so entries may be left behind.
+    """
+    if any(word in before for word in known | {"ctxmode"}):
+        raise exc
+    warnings = (
+        [f"{path} cannot be parsed and holds nothing of ctxmode's; left as is."] if rec else []
+    )
+    return _Edit(path, before, before, rec, [], warnings)
+
+
 def _uninstall_json(
     target: JsonTarget, rec: dict[str, Any] | None, platform: str, known: frozenset[str]
 ) -> _Edit:
     before = _read(target.path)
     if before is None:
         return _Edit(target.path, None, None)
-    style = jsonfile.parse(target.path, before)
+    try:
+        style = jsonfile.parse(target.path, before)
+    except SettingsFileError as exc:
+        return _unreadable(target.path, before, rec, known, exc)
     data, removed, warnings = jsonfile.apply_uninstall(target, style.data, rec, platform, known)
     owned = bool(rec.get("created_file")) if rec else target.dedicated and bool(removed)
+    blank = (rec or {}).get("blank_text")
     if data == {} and owned:
         after = None
     elif jsonfile.same(data, style.data):
         after = before
+    elif data == {} and isinstance(blank, str):
+        after = blank
     else:
-        after = jsonfile.render(style, data)
+        after = jsonfile.render(target.path, style, data)
     return _Edit(target.path, before, after, rec, removed, warnings)
 
 
@@ -184,7 +211,10 @@ def _uninstall_toml(target: TomlTarget, rec: dict[str, Any] | None, known: froze
     before = _read(target.path)
     if before is None:
         return _Edit(target.path, None, None)
-    edit = TomlEdit(target.path, before)
+    try:
+        edit = TomlEdit(target.path, before)
+    except SettingsFileError as exc:
+        return _unreadable(target.path, before, rec, known, exc)
     removed: list[dict[str, Any]] = []
     warnings: list[str] = []
     servers = {(s.container, s.name): s.value for s in target.servers}
@@ -280,6 +310,37 @@ def _commit(edit: _Edit) -> None:
         raise SetupWriteError(f"could not write {edit.path}: {exc.strerror or exc}.") from exc
 
 
+def _blocker(path: Path) -> str | None:
+    """Why `path` could not be written, replaced or deleted, or None when it can.
+
+    Files are replaced through a temporary file beside them, so the directory must be
+    writable too; a missing directory needs its nearest existing ancestor writable.
+    """
+    real = Path(os.path.realpath(path))
+    if real.exists() and not os.access(real, os.W_OK):
+        return f"{real} is not writable"
+    for parent in real.parents:
+        if parent.exists():
+            if not parent.is_dir():
+                return f"{parent} is not a directory"
+            if not os.access(parent, os.W_OK | os.X_OK):
+                return f"{parent} is not writable"
+            return None
+    return None
+
+
+def _check_writable(paths: list[Path]) -> None:
+    """Refuse before anything is written (and in a dry run) when a write would fail.
+
+    Raises:
+        SetupWriteError: a file or directory is not writable.
+    """
+    for path in paths:
+        reason = _blocker(path)
+        if reason:
+            raise SetupWriteError(f"cannot write {path}: {reason}. Nothing was changed.")
+
+
 def _apply(edits: list[_Edit]) -> None:
     """Write every changed file; refuse if one changed on disk since it was read.
 
@@ -342,7 +403,7 @@ def setup(
     """
     builder = targets.require(platform)
     scope = Scope(project)
-    cmd, warnings = resolve(command, shared=project is not None, strict=not dry_run)
+    cmd, warnings = resolve(command, shared=project is not None)
     plan = builder(scope, cmd)
     rec_path = record.path_for(platform, scope)
     prior, rec_warnings = record.load(rec_path)
@@ -361,6 +422,7 @@ def setup(
     for edit in edits:
         warnings += edit.warnings
     warnings += plan.warnings
+    _check_writable([e.path for e in edits if e.before != e.after] + [rec_path])
     if not dry_run:
         shared = record.created_dirs(scope)
         for edit in edits:
@@ -417,6 +479,7 @@ def uninstall(platform: str, *, project: Path | None, dry_run: bool = False) -> 
             edits.append(_uninstall_file(target, rec))
     for edit in edits:
         warnings += edit.warnings
+    _check_writable([e.path for e in edits if e.before != e.after])
     if not dry_run:
         _apply(edits)
         record.remove(rec_path)

@@ -1,5 +1,7 @@
-"""JSON settings files: read strictly, change only ctxmode's entries, write back in the
-file's own style (key order, indentation, line endings, BOM, final newline).
+"""JSON and JSONC settings files: read (comments and trailing commas allowed), change only
+ctxmode's entries, and write back by splicing those entries into the original text (`jsonc`),
+so every other byte (comments, key order, indentation, line endings, BOM, final newline)
+stays as it was.
 
 Ownership is decided by content, never by position: a hook is ctxmode's when its command
 is ``<ctxmode> hook <platform> <event>``, the server entry when it runs ``<ctxmode> serve``.
@@ -8,82 +10,80 @@ Hosts that reorder or reformat the file therefore do not confuse uninstall.
 
 import copy
 import json
-import re
 from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from ctxmode.setup import jsonc
 from ctxmode.setup.command import is_ctxmode, is_our_hook
 from ctxmode.setup.errors import SettingsFileError
-from ctxmode.setup.model import HookEntry, JsonTarget, ServerEntry
+from ctxmode.setup.model import HookEntry, JsonTarget, ServerEntry, Setting
 
 MISSING: Any = object()
 Key = tuple[str, ...]
 
-_INDENT = re.compile(r"^([ \t]+)\S", re.MULTILINE)
-_COMMENT = re.compile(r"^\s*(//|/\*)|,\s*[}\]]", re.MULTILINE)
-
 
 @dataclass(frozen=True)
 class JsonText:
-    """A parsed JSON object and the formatting to write it back with."""
+    """A parsed settings file and the text it came from (None: no file yet)."""
 
     data: dict[str, Any]
-    indent: str = "  "
-    newline: str = "\n"
+    text: str | None = None  # without the BOM
     bom: bool = False
-    final_newline: bool = True
 
 
 def parse(path: Path, text: str | None) -> JsonText:
     """Read a settings file's text (None: the file does not exist yet).
 
     Raises:
-        SettingsFileError: not JSON, or not a JSON object.
+        SettingsFileError: not JSON (with comments), or not a JSON object.
     """
     if text is None:
         return JsonText({})
     bom = text.startswith("\ufeff")
     body = text[1:] if bom else text
-    newline = "\r\n" if "\r\n" in body else "\n"
-    final = body.endswith("\n") or not body.strip()
     if not body.strip():
-        return JsonText({}, bom=bom, newline=newline, final_newline=final)
+        return JsonText({}, body, bom)
     try:
-        data = json.loads(body)
-    except json.JSONDecodeError as exc:
-        hint = (
-            " It has comments or trailing commas (JSONC); ctxmode edits strict JSON only."
-            if _COMMENT.search(body)
-            else ""
-        )
+        data = jsonc.loads(body)
+    except jsonc.JsoncError as exc:
         raise SettingsFileError(
-            f"{path} is not valid JSON (line {exc.lineno}, column {exc.colno}: {exc.msg})."
-            f"{hint} Nothing was changed; fix the file or add ctxmode's entries by hand "
-            "(see `--dry-run` on a valid copy)."
+            f"{path} is not valid JSON or JSONC (line {exc.line}, column {exc.column}: "
+            f"{exc.message}). Nothing was changed; fix the file or add ctxmode's entries by "
+            "hand (see `--dry-run` on a valid copy)."
         ) from exc
     if not isinstance(data, dict):
         raise SettingsFileError(f"{path} holds a JSON {type(data).__name__}, not an object.")
-    match = _INDENT.search(body)
-    indent = match.group(1) if match else "  "
-    return JsonText(data, indent=indent, newline=newline, bom=bom, final_newline=final)
+    return JsonText(data, body, bom)
 
 
-def render(style: JsonText, data: dict[str, Any]) -> str:
-    """Serialize `data` in the file's style."""
-    indent: int | str = len(style.indent) if set(style.indent) == {" "} else style.indent
-    text = json.dumps(data, indent=indent, ensure_ascii=False)
-    if style.final_newline:
-        text += "\n"
-    if style.newline != "\n":
-        text = text.replace("\n", style.newline)
+def render(path: Path, style: JsonText, data: dict[str, Any]) -> str:
+    """`data` as the file's new text: the old text with only the differences spliced in, or,
+    for a new or blank file, two-space-indented JSON.
+
+    Raises:
+        SettingsFileError: the edit would not read back as `data` (nothing is written).
+    """
+    if style.text is None or not style.text.strip():
+        newline = "\r\n" if style.text and "\r\n" in style.text else "\n"
+        text = (json.dumps(data, indent=2, ensure_ascii=False) + "\n").replace("\n", newline)
+    else:
+        try:
+            text = jsonc.patch(style.text, data)
+        except jsonc.JsoncError as exc:
+            raise SettingsFileError(
+                f"{path}: ctxmode could not edit this file safely ({exc.message}). Nothing "
+                "was changed; add ctxmode's entries by hand."
+            ) from exc
     return ("\ufeff" if style.bom else "") + text
 
 
 def same(a: Any, b: Any) -> bool:
-    """JSON equality (so that ``1`` and ``true`` differ)."""
-    return json.dumps(a, sort_keys=True) == json.dumps(b, sort_keys=True)
+    """JSON equality (so that ``1`` and ``true`` differ); `MISSING` equals only itself."""
+    if a is MISSING or b is MISSING:
+        return a is b
+    return jsonc.canonical(a) == jsonc.canonical(b)
 
 
 def dotted(path: Key) -> str:
@@ -187,6 +187,35 @@ def _upstream_warnings(path: Path, doc: dict[str, Any]) -> list[str]:
     return []
 
 
+def _merge(
+    path: Path,
+    setting: Setting,
+    parent: dict[str, Any],
+    current: Any,
+    old: dict[str, Any] | None,
+    warnings: list[str],
+) -> dict[str, Any] | None:
+    """Add a list setting's items to the user's list; returns the record (what setup added,
+    so that uninstall takes out exactly that), or None when the value is not a list."""
+    added: list[Any] = list((old or {}).get("merged", []))
+    created = bool((old or {}).get("created")) or current is MISSING
+    if current is MISSING:
+        parent[setting.path[-1]] = list(setting.value)
+        added = list(setting.value)
+    elif isinstance(current, list):
+        new = [v for v in setting.value if v not in current]
+        if new:
+            parent[setting.path[-1]] = [*current, *new]
+        added = [*added, *(v for v in new if v not in added)]
+    else:
+        warnings.append(
+            f"{path}: {dotted(setting.path)} is a {type(current).__name__}, not a list; "
+            "ctxmode's entries were not added to it."
+        )
+        return None
+    return {"path": list(setting.path), "value": setting.value, "merged": added, "created": created}
+
+
 def apply_setup(
     target: JsonTarget,
     data: dict[str, Any],
@@ -229,6 +258,14 @@ def apply_setup(
         current = parent.get(key, MISSING)
         old = prior_settings.get(setting.path)
         record: dict[str, Any] | None = old
+        if setting.merge:
+            merged = _merge(path, setting, parent, current, old, warnings)
+            if merged is not None:
+                settings_record.append(merged)
+                entries.append(
+                    {"kind": "setting", "key": dotted(setting.path), "value": setting.value}
+                )
+            continue
         if current is MISSING:
             parent[key] = copy.deepcopy(setting.value)
             record = old or {
@@ -385,7 +422,7 @@ def apply_uninstall(
         isinstance(v, list) and v for v in hooks.values()
     )
     settings = (record or {}).get("settings")
-    if settings is None and target.dedicated:
+    if settings is None and target.dedicated and removed:  # ours only if our hooks were there
         settings = [
             {"path": list(s.path), "value": s.value, "created": True, "structural": s.structural}
             for s in target.settings
@@ -394,6 +431,20 @@ def apply_uninstall(
         key = tuple(setting["path"])
         parent = get(doc, key[:-1])
         current = get(doc, key)
+        if "merged" in setting:
+            if isinstance(parent, dict) and isinstance(current, list):
+                kept = [v for v in current if v not in setting["merged"]]
+                if len(kept) < len(current):
+                    if kept or not setting.get("created"):
+                        parent[key[-1]] = kept
+                    else:
+                        del parent[key[-1]]
+                        if not parent:
+                            emptied.add(key[:-1])
+                    removed.append(
+                        {"kind": "setting", "key": dotted(key), "value": setting["value"]}
+                    )
+            continue
         if not isinstance(parent, dict) or not same(current, setting["value"]):
             continue
         if "previous" in setting:

@@ -50,13 +50,16 @@ class Setting:
     ``force``: set it even over the user's own value (the old value is recorded and put
     back by uninstall). Otherwise an existing value is left alone. Uninstall removes what
     setup added, except ``structural`` values (a file format version, an agent's name)
-    while other hooks in the file still need them.
+    while other hooks in the file still need them. ``merge``: the value is a list of items
+    added to the user's list (created if absent); uninstall takes out only the items setup
+    added.
     """
 
     path: tuple[str, ...]
     value: Any
     force: bool = False
     structural: bool = False
+    merge: bool = False
 
 
 @dataclass(frozen=True)

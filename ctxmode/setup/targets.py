@@ -28,6 +28,18 @@ from ctxmode.setup.model import (
 
 SERVER_NAME = "ctxmode"
 _SHIM_DEFAULT = 'process.env.CTXMODE_BIN || "ctxmode"'
+# Read by urllib when the server fetches a URL; not ctxmode settings, so not in the registry.
+PROXY_VARS = ("HTTP_PROXY", "HTTPS_PROXY", "NO_PROXY", "http_proxy", "https_proxy", "no_proxy")
+
+
+def setting_vars() -> list[str]:
+    """Every environment variable name ctxmode reads (its data root, ``CTXMODE_*``
+    settings and their upstream aliases), for hosts that start the MCP server with a
+    filtered environment: forwarding the names keeps hooks and server on the same data
+    root and settings, whatever the user sets later."""
+    from ctxmode import settings
+
+    return [name for var in settings.REGISTRY if var.role == settings.READ for name in var.names]
 
 
 # --- where hosts keep their settings ------------------------------------------------------
@@ -112,8 +124,12 @@ def _server(container: str, value: dict[str, Any]) -> ServerEntry:
 
 
 def _stdio(cmd: Command, **extra: Any) -> dict[str, Any]:
+    """A stdio server entry: ``type`` (when given) first, then command and args, then the rest."""
     argv = cmd.serve()
-    return {**extra, "command": argv[0], "args": argv[1:]}
+    value = {k: v for k, v in extra.items() if k == "type"}
+    value.update(command=argv[0], args=argv[1:])
+    value.update((k, v) for k, v in extra.items() if k != "type")
+    return value
 
 
 _CLAUDE_HOOK = re.compile(r"\bhook\s+claude-code\b")
@@ -229,11 +245,17 @@ def gemini_cli(scope: Scope, cmd: Command) -> PlatformPlan:
         hook("SessionStart", None, 30000),
         hook("BeforeAgent", None, 10000),
     )
+    # Gemini CLI redacts MCP servers' environment; under GitHub Actions it keeps only its
+    # own short list plus security.environmentVariableRedaction.allowed.
+    allowed = ("security", "environmentVariableRedaction", "allowed")
     target = JsonTarget(
         base / "settings.json",
         hooks=hooks,
         servers=(_server("mcpServers", _stdio(cmd)),),
-        settings=(Setting(("hooksConfig", "enabled"), True, force=True),),
+        settings=(
+            Setting(("hooksConfig", "enabled"), True, force=True),
+            Setting(allowed, setting_vars(), merge=True),
+        ),
     )
     notes = (
         "Restart Gemini CLI. Builds older than hooksConfig also need "
@@ -256,9 +278,12 @@ def codex(scope: Scope, cmd: Command) -> PlatformPlan:
         _nested(cmd, p, "UserPromptSubmit", "userpromptsubmit", None, timeout=10),
     )
     hooks_file = base / "hooks.json"
+    # Codex starts MCP servers with a short whitelist of variables (HOME, PATH, LANG, ...);
+    # env_vars names more to pass through from its own environment, as the hooks see it.
+    forwarded = [*setting_vars(), *PROXY_VARS]
     config = TomlTarget(
         base / "config.toml",
-        servers=(_server("mcp_servers", _stdio(cmd)),),
+        servers=(_server("mcp_servers", _stdio(cmd, env_vars=forwarded)),),
         settings=(Setting(("features", "hooks"), True, force=True),),
     )
     notes = ["Restart Codex. Newer builds ask you to review and trust new hooks once."]

@@ -219,13 +219,12 @@ class TomlText:
         self._index()
 
     def simple_value(self, statement: Statement) -> Any:
-        """A one-line statement's value when it is JSON-compatible (strings, numbers,
-        booleans, flat arrays); `MISSING` otherwise. The fallback reader when Python has
-        no TOML parser."""
-        if statement.end - statement.start != 1:
-            return MISSING
-        line = self.lines[statement.start]
-        text = line[: comment_at(line)].split("=", 1)[1].strip()
+        """A statement's value when it is JSON-compatible (strings, numbers, booleans, flat
+        arrays, which may span lines); `MISSING` otherwise. The fallback reader when Python
+        has no TOML parser."""
+        lines = self.lines[statement.start : statement.end]
+        text = " ".join(line[: comment_at(line)] for line in lines).split("=", 1)[1].strip()
+        text = re.sub(r",\s*\]$", "]", text)
         if len(text) >= 2 and text[0] == text[-1] == "'":
             return text[1:-1]
         try:
@@ -256,7 +255,7 @@ class TomlText:
             cut = comment_at(line)
             indent = line[: len(line) - len(line.lstrip())]
             text = indent + text + line[len(line[:cut].rstrip()) :]
-        self.replace(statement.start, statement.end, [text])
+        self.replace(statement.start, statement.end, text.split("\n"))
 
     def remove_block(self, start: int, end: int) -> None:
         """Delete lines [start, end) and the blank line that separated them, if any."""
@@ -271,8 +270,7 @@ class TomlText:
     def append_block(self, new: list[str]) -> None:
         if self.lines and self.lines[-1].strip():
             new = ["", *new]
-        self.final_newline = True
-        self.replace(len(self.lines), len(self.lines), new)
+        self.replace(len(self.lines), len(self.lines), new)  # a missing final newline stays so
 
 
 def value(data: Any) -> str:
@@ -288,6 +286,14 @@ def value(data: Any) -> str:
     if isinstance(data, dict):
         return "{ " + ", ".join(f"{key_text((k,))} = {value(v)}" for k, v in data.items()) + " }"
     return json.dumps(str(data))
+
+
+def statement(key: Key, data: Any) -> str:
+    """``key = value``; a long list of strings gets one item per line."""
+    if isinstance(data, list) and len(data) > 3 and all(isinstance(v, str) for v in data):
+        items = "".join(f"\n  {value(v)}," for v in data)
+        return f"{key_text(key)} = [{items}\n]"
+    return f"{key_text(key)} = {value(data)}"
 
 
 def key_text(key: Key) -> str:

@@ -15,6 +15,7 @@ from ctxmode.setup.tomlfile import (
     expect_set,
     key_text,
     loads,
+    statement,
     value,
 )
 
@@ -56,7 +57,8 @@ class TomlEdit:
         current = self._current(key)
         if table is None and current is MISSING:
             lines = [f"[{key_text(key)}]"]
-            lines += [f"{key_text((k,))} = {value(v)}" for k, v in server.value.items()]
+            for k, v in server.value.items():
+                lines += statement((k,), v).split("\n")
             self.doc.append_block(lines)
             self._commit(expect_set(self.data, key, server.value))
             return None
@@ -73,12 +75,12 @@ class TomlEdit:
         for name, new in server.value.items():
             table = self.doc.table(key)
             assert table is not None
-            line = f"{key_text((name,))} = {value(new)}"
-            statement = self.doc.statement(table, (name,))
-            if statement is None:
-                self.doc.replace(table.end, table.end, [line])
+            line = statement((name,), new)
+            found = self.doc.statement(table, (name,))
+            if found is None:
+                self.doc.replace(table.end, table.end, line.split("\n"))
             else:
-                self.doc.restate(statement, line)
+                self.doc.restate(found, line)
         self._commit(expect_set(self.data, key, {**current, **server.value}))
         return None
 

@@ -20,13 +20,14 @@ import time
 from pathlib import Path
 from typing import Any
 
+from ctxmode import settings
 from ctxmode.session.db import SessionDB, now_iso
 from ctxmode.session.where import stats_file_for
 from ctxmode.stats.model import Usage, total
 
 log = logging.getLogger("ctxmode.stats")
 
-SESSION_ENV_VARS = ("CTXMODE_SESSION_ID", "CLAUDE_SESSION_ID")
+HOST_SESSION_ENV_VAR = "CLAUDE_SESSION_ID"
 ACTIVE_WITHIN_S = 86_400
 STATS_FILE_VERSION = 1
 
@@ -60,11 +61,8 @@ def snapshot(sdb: SessionDB, session_id: str, project_dir: str) -> dict[str, Any
 
 
 def session_from_env() -> str | None:
-    for var in SESSION_ENV_VARS:
-        value = os.environ.get(var, "").strip()
-        if value:
-            return value
-    return None
+    """``CTXMODE_SESSION_ID``, else the host's ``CLAUDE_SESSION_ID``."""
+    return settings.session_id() or os.environ.get(HOST_SESSION_ENV_VAR, "").strip() or None
 
 
 class Recorder:

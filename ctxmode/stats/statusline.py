@@ -15,6 +15,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from ctxmode import settings
 from ctxmode.stats.model import fmt_bytes, savings
 
 BRAND = "ctxmode"
@@ -126,7 +127,7 @@ def line(payload: dict[str, Any], root: Path | None = None) -> str:
 
 
 def _colour(text: str) -> str:
-    if not sys.stdout.isatty() or os.environ.get("NO_COLOR"):
+    if not sys.stdout.isatty() or settings.no_color():
         return text
     head, _, rest = text.partition("  ●  ")
     return f"\033[1;36m{head}\033[0m  \033[32m●\033[0m  {rest}"

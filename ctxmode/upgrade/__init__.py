@@ -18,16 +18,14 @@ from ctxmode import __version__
 from ctxmode.upgrade.agent import agent_instructions
 from ctxmode.upgrade.databases import DbStatus, Migrated, database_status, migrate
 from ctxmode.upgrade.finishing import FINISH_ARGV, Finished, finish, finish_reason, run_finish
-from ctxmode.upgrade.install import COMMAND_ENV, PACKAGE, Facts, Install, current_install, detect
+from ctxmode.upgrade.install import PACKAGE, Facts, Install, current_install, detect
 from ctxmode.upgrade.records import Resetup, SetupRecord, resetup, setup_records
-from ctxmode.upgrade.releases import PYPI_ENV, PYPI_TIMEOUT_S, PYPI_URL, latest_version, newer
+from ctxmode.upgrade.releases import PYPI_TIMEOUT_S, PYPI_URL, latest_version, newer
 from ctxmode.upgrade.run import TOOL_ENV, TOOL_TIMEOUT_S, UpgradeFailed, run_command
 
 __all__ = [
-    "COMMAND_ENV",
     "FINISH_ARGV",
     "PACKAGE",
-    "PYPI_ENV",
     "PYPI_TIMEOUT_S",
     "PYPI_URL",
     "TOOL_ENV",

@@ -8,13 +8,12 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NamedTuple
 
-from ctxmode.errors import UsageError
+from ctxmode import settings
 
 if TYPE_CHECKING:
     from importlib.metadata import Distribution
 
 PACKAGE = "ctxmode"
-COMMAND_ENV = "CTXMODE_UPGRADE_COMMAND"
 EDITABLE_ADVICE = "update the checkout yourself (git pull, pip install -e .)"
 
 
@@ -223,13 +222,9 @@ def current_install() -> Install:
         UsageError: the override is not a JSON list of strings.
     """
     found = detect()
-    raw = os.environ.get(COMMAND_ENV, "").strip()
-    if not raw:
+    settings.require_valid(settings.UPGRADE_COMMAND)
+    command = settings.upgrade_command()
+    if command is None:
         return found
-    try:
-        command = json.loads(raw)
-    except ValueError:
-        command = None
-    if not (isinstance(command, list) and command and all(isinstance(w, str) for w in command)):
-        raise UsageError(f"{COMMAND_ENV} must be a JSON list of strings, e.g. '[\"pipx\", ...]'")
-    return Install(found.method, command, f"{found.detail}; command set by {COMMAND_ENV}")
+    name = settings.UPGRADE_COMMAND.name
+    return Install(found.method, command, f"{found.detail}; command set by {name}")

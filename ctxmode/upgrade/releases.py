@@ -1,14 +1,12 @@
 """The newest ctxmode release on PyPI, and whether it is newer than this one."""
 
 import json
-import os
 import re
 
-from ctxmode import __version__
+from ctxmode import __version__, settings
 
-PYPI_URL = "https://pypi.org/pypi/ctxmode/json"
+PYPI_URL = settings.PYPI_JSON
 PYPI_TIMEOUT_S = 3.0
-PYPI_ENV = "CTXMODE_PYPI_URL"
 
 
 def latest_version(url: str | None = None, timeout: float = PYPI_TIMEOUT_S) -> str | None:
@@ -19,7 +17,7 @@ def latest_version(url: str | None = None, timeout: float = PYPI_TIMEOUT_S) -> s
     """
     import threading
 
-    url = url or os.environ.get(PYPI_ENV, "").strip() or PYPI_URL
+    url = url or settings.pypi_url()
     found: list[str] = []
 
     def fetch() -> None:

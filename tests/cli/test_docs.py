@@ -1,5 +1,6 @@
 """The man page and shell completions: generated from the app, committed, and kept fresh."""
 
+import ast
 import os
 import re
 import shutil
@@ -12,7 +13,7 @@ import typer
 import typer.main
 from typer.core import TyperArgument, TyperGroup
 
-from ctxmode import paths
+from ctxmode import paths, settings
 from ctxmode.cli import gendocs
 
 REPO = Path(__file__).resolve().parents[2]
@@ -201,18 +202,78 @@ def _documented_env_vars() -> set[str]:
     return set(re.findall(r"\b[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+\b", section))
 
 
-def test_every_environment_variable_the_package_reads_is_documented():
-    missing = sorted(_source_env_vars() - _documented_env_vars())
-    assert not missing, (
-        f"undocumented environment variables {missing}: describe them in _env_entries() "
-        f"of ctxmode/cli/gendocs.py, then {REGENERATE}"
+_REGISTERED = {name for var in settings.REGISTRY for name in var.names}
+_SETTINGS_PY = PACKAGE / "settings.py"
+_PREAMBLES = PACKAGE / "executor" / "preambles"  # run inside user code, not ctxmode
+
+
+def _package_modules() -> list[Path]:
+    return [
+        p
+        for p in sorted(PACKAGE.rglob("*.py"))
+        if p != _SETTINGS_PY and _PREAMBLES not in p.parents and "__pycache__" not in p.parts
+    ]
+
+
+def test_every_variable_named_in_the_package_is_declared_in_settings():
+    undeclared = sorted(_source_env_vars() - _REGISTERED)
+    assert not undeclared, (
+        f"{undeclared} appear in ctxmode/ but not in ctxmode/settings.py: declare each there "
+        f"(names, parser, default, doc), then {REGENERATE}"
     )
 
 
-def test_documented_ctxmode_variables_are_still_read():
-    documented = {n for n in _documented_env_vars() if _ENV_TOKEN.fullmatch(n)}
-    gone = sorted(documented - _source_env_vars())
-    assert not gone, f"documented but no longer in the package: {gone}"
+def test_every_declared_variable_is_documented():
+    missing = sorted(_REGISTERED - _documented_env_vars())
+    assert not missing, f"not in the man page: {missing}; {REGENERATE}"
+
+
+def test_only_the_settings_module_names_the_variables_ctxmode_reads():
+    """A ``"CTXMODE_..."`` string anywhere else is a direct read in the making: code asks
+    `ctxmode.settings` instead. Names ctxmode sets for the code it runs are the exception."""
+    read = {n for var in settings.REGISTRY if var.role == settings.READ for n in var.names}
+    token = re.compile(r"(?:CTXMODE|CONTEXT_MODE|CTX)_[A-Z0-9_]+")
+    found = []
+    for path in _package_modules():
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if not (isinstance(node, ast.Constant) and isinstance(node.value, str)):
+                continue
+            if token.fullmatch(node.value) and node.value not in _NOT_ENVIRONMENT:
+                if node.value in read or node.value not in _REGISTERED:
+                    found.append(f"{path.relative_to(REPO)}:{node.lineno}: {node.value}")
+    assert not found, "read these through ctxmode.settings:\n" + "\n".join(found)
+
+
+def _used_names() -> set[str]:
+    """Every attribute and name used by the package outside the settings module."""
+    used: set[str] = set()
+    for path in _package_modules():
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.Attribute):
+                used.add(node.attr)
+            elif isinstance(node, ast.Name):
+                used.add(node.id)
+    return used
+
+
+def test_every_declared_variable_is_still_read():
+    """Each variable ctxmode reads is used, through its `Var` or an accessor of it."""
+    tree = ast.parse(_SETTINGS_PY.read_text(encoding="utf-8"))
+    accessors: dict[str, set[str]] = {}
+    for node in tree.body:
+        if isinstance(node, ast.FunctionDef):
+            for inner in ast.walk(node):
+                if isinstance(inner, ast.Name):
+                    accessors.setdefault(inner.id, set()).add(node.name)
+    used = _used_names()
+    constants = {id(v): k for k, v in vars(settings).items() if isinstance(v, settings.Var)}
+    unused = [
+        var.name
+        for var in settings.REGISTRY
+        if var.role == settings.READ
+        and not ({constants[id(var)]} | accessors.get(constants[id(var)], set())) & used
+    ]
+    assert not unused, f"declared in ctxmode/settings.py but never read: {unused}"
 
 
 def test_hidden_commands_and_options_are_left_out():

@@ -1,6 +1,13 @@
 """`ctxmode setup` / `ctxmode uninstall` at the CLI: the envelope, exit codes, dry-run
 output, and help text."""
 
+import json
+import os
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
 import pytest
 
 from ctxmode.__main__ import main
@@ -140,3 +147,82 @@ def test_help_has_an_example(command, capsys):
     assert main([command, "--help"]) == 0
     out = capsys.readouterr().out
     assert "Example: ctxmode" in out and "--dry-run" in out
+
+
+def _ctxmode(cwd: Path, *argv: str) -> subprocess.CompletedProcess[str]:
+    """The real CLI in a child process, in the fake host's environment."""
+    return subprocess.run(
+        [sys.executable, "-m", "ctxmode", *argv],
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        encoding="utf-8",
+        env=dict(os.environ),
+        timeout=120,
+        check=False,
+    )
+
+
+def _exe(path: Path) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text("#!/bin/sh\nexit 0\n", encoding="utf-8")
+    path.chmod(0o755)
+    return path
+
+
+@pytest.mark.parametrize("where", ["temp", "cache"])
+def test_a_temp_or_cache_install_is_set_up_with_a_warning_and_dry_run_agrees(
+    project, monkeypatch, tmp_path, where
+):
+    base = Path(tempfile.gettempdir()) if where == "temp" else tmp_path / "home" / ".cache"
+    exe = _exe(base / "checkout" / ".venv" / "bin" / "ctxmode")
+    monkeypatch.setenv("PATH", f"{exe.parent}{os.pathsep}/usr/bin{os.pathsep}/bin")
+    for argv in ([], ["--command", str(exe)]):
+        dry = _ctxmode(project, "setup", "claude-code", "--dry-run", *argv)
+        real = _ctxmode(project, "setup", "claude-code", *argv)
+        assert (dry.returncode, real.returncode) == (0, 0), real.stderr
+        for run in (dry, real):
+            flat = " ".join(run.stderr.split())
+            assert "disappears" not in run.stdout and "--command /absolute/path/to/ctxmode" in flat
+            assert ("temporary directory" if where == "temp" else "cache folder") in flat
+    server = json.loads((project / ".mcp.json").read_text(encoding="utf-8"))["mcpServers"]
+    assert server["ctxmode"]["command"] == str(exe)
+
+
+@pytest.mark.parametrize(
+    ("argv", "code"),
+    [
+        (["--command", "pip-build-env-x1/bin/ctxmode"], 2),  # pip deletes it when done
+        (["--command", "nowhere/ctxmode"], 4),
+    ],
+)
+def test_dry_run_exits_with_the_code_the_real_run_would(project, argv, code):
+    if argv[1].startswith("pip-build-env"):
+        _exe(project / argv[1])
+    argv = [argv[0], str(project / argv[1])]
+    dry = _ctxmode(project, "setup", "cursor", "--dry-run", *argv)
+    real = _ctxmode(project, "setup", "cursor", *argv)
+    assert dry.returncode == real.returncode == code
+    assert not (project / ".cursor").exists()
+
+
+USER_FILES = {
+    ".vscode/mcp.json": '{\n  // mine\n  "servers": {"lint": {"command": "lint"},},\n}\n',
+    ".mcp.json": '{"mcpServers": {"db": {"command": "db-mcp"',  # broken, and not ours
+    ".cursor/hooks.json": '{"version": 1, "hooks": {"stop": [{"command": "say done"}]}}',
+    ".gemini/settings.json": '{\n  "ui": {"theme": "dark"}\n}\n',
+    ".codex/config.toml": '[mcp_servers.other]\ncommand = "x"\n',
+    ".kiro/agents/ctxmode.json": '{"name": "ctxmode", "tools": ["*"]}',
+}
+
+
+def test_uninstall_leaves_files_it_never_wrote_alone_and_exits_0(project):
+    for name, text in USER_FILES.items():
+        (project / name).parent.mkdir(parents=True, exist_ok=True)
+        (project / name).write_text(text, encoding="utf-8")
+    for platform in ("vscode-copilot", "claude-code", "cursor", "gemini-cli", "codex", "kiro"):
+        run = _ctxmode(project, "uninstall", platform)
+        assert run.returncode == 0, run.stderr
+        assert "nothing of ctxmode's was found; nothing to remove." in run.stdout
+    for name, text in USER_FILES.items():
+        assert (project / name).read_text(encoding="utf-8") == text

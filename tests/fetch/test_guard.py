@@ -4,6 +4,7 @@ import socket
 
 import pytest
 
+from ctxmode import settings
 from ctxmode.fetch import guard
 from ctxmode.fetch.errors import (
     BadUrlError,
@@ -11,7 +12,7 @@ from ctxmode.fetch.errors import (
     DnsError,
     SchemeNotAllowedError,
 )
-from ctxmode.fetch.guard import Verdict, classify_ip, parse_url, strict_from_env
+from ctxmode.fetch.guard import Verdict, classify_ip, parse_url
 
 PUBLIC, PRIVATE, BLOCKED = Verdict.PUBLIC, Verdict.PRIVATE, Verdict.BLOCKED
 
@@ -138,7 +139,7 @@ def test_parse_url_normalises_host_port_and_path():
     ],
 )
 def test_strict_mode_reads_both_variable_names(env, strict):
-    assert strict_from_env(env) is strict
+    assert settings.fetch_strict(env) is strict
 
 
 def _no_dns(*args, **kwargs):

@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 
 from ctxmode import platforms
-from ctxmode.hooks.model import ALLOW, RECORD, HookDecision, HookEvent
+from ctxmode.hookevent import ALLOW, RECORD, HookDecision, HookEvent
 
 from .fixture_support import Fixture, Run, evaluate, load_fixtures
 

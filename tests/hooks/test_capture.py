@@ -12,8 +12,8 @@ import pytest
 from session.support import PROJECT, bash, hook_event, open_db, stored
 
 from ctxmode.errors import StoreError
+from ctxmode.hookevent import RECORD
 from ctxmode.hooks import capture, entry
-from ctxmode.hooks.model import RECORD
 from ctxmode.session import markers, where
 from ctxmode.session.db import SessionDB
 

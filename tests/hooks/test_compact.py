@@ -6,8 +6,8 @@ import pytest
 from session.support import PROJECT, bash, hook_event, open_db
 
 from ctxmode import paths
+from ctxmode.hookevent import RECORD
 from ctxmode.hooks import capture, compact
-from ctxmode.hooks.model import RECORD
 from ctxmode.session.events import MAX_EVENTS_PER_SESSION, Event
 
 

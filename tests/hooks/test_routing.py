@@ -15,11 +15,13 @@ from typing import Any
 import pytest
 
 from ctxmode import readiness
-from ctxmode.hooks import pretool, routing
-from ctxmode.hooks.bash import classify_bash, is_bounded, pipelines, shell_command
-from ctxmode.hooks.model import HookDecision, HookEvent
+from ctxmode.hookevent import HookDecision, HookEvent
+from ctxmode.hooks import pretool
+from ctxmode.hooks.bash import classify_bash, commands, is_bounded
 from ctxmode.hooks.throttle import Throttle, session_key
 from ctxmode.paths import data_root
+from ctxmode.platforms import descriptors
+from ctxmode.platforms.normalise import normalise
 
 
 @pytest.fixture(autouse=True)
@@ -59,18 +61,20 @@ def event(
     raw: dict[str, Any] | None = None,
     mcp_tool: str | None = None,
 ) -> HookEvent:
-    return HookEvent(
-        platform=platform,
-        event="pre_tool",
-        native_event="pretooluse",
-        session_id=session,
-        project_dir=project,
-        tool=tool,
-        native_tool=tool,
-        tool_input=tool_input or {},
-        mcp_tool=mcp_tool,
-        subagent=subagent,
-        raw=raw or {},
+    return normalise(
+        HookEvent(
+            platform=platform,
+            event="pre_tool",
+            native_event="pretooluse",
+            session_id=session,
+            project_dir=project,
+            tool=tool,
+            native_tool=tool,
+            tool_input=tool_input or {},
+            mcp_tool=mcp_tool,
+            subagent=subagent,
+            raw=raw or {},
+        )
     )
 
 
@@ -313,26 +317,6 @@ def test_webfetch_is_redirected_with_its_url(server):
     assert "blocked" not in decision.reason.lower()
 
 
-@pytest.mark.parametrize(
-    ("tool_input", "urls"),
-    [
-        ({"url": "https://a.example/x"}, ["https://a.example/x"]),
-        ({"urls": ["https://a.example/x", "https://b.example/y"]}, None),
-        ({"requests": [{"url": "https://a.example/x"}]}, ["https://a.example/x"]),
-        (
-            {"prompt": "Summarize https://docs.pydantic.dev/latest/migration/. Group by module"},
-            ["https://docs.pydantic.dev/latest/migration/"],
-        ),
-        ({"query": "see https://a.example/x and (https://b.example/y)"}, None),
-        ({"prompt": "no address here"}, []),
-        ({"url": "", "urls": "not-a-list"}, []),
-    ],
-)
-def test_urls_come_from_url_urls_requests_or_prompt_text(tool_input, urls):
-    expected = urls if urls is not None else ["https://a.example/x", "https://b.example/y"]
-    assert routing.extract_urls(tool_input) == expected
-
-
 def test_webfetch_of_several_urls_suggests_one_batched_fetch(server):
     urls = ["https://a.example/x", "https://b.example/y"]
     decision = pretool.handle(event("WebFetch", {"urls": urls}, platform="vscode-copilot"))
@@ -423,18 +407,6 @@ def test_a_large_file_read_gets_its_size_once_per_file(tmp_path):
     assert pretool.handle(event("Read", {"file_path": str(small)})) == HookDecision()
 
 
-def test_read_paths_are_found_under_every_hosts_key():
-    for payload in (
-        {"file_path": "/a"},
-        {"absolute_path": "/a"},
-        {"filePath": "/a"},
-        {"path": "/a"},
-        {"operations": [{"mode": "Line", "path": "/a"}]},
-    ):
-        assert routing.read_path(payload) == "/a"
-    assert routing.read_path({"operations": "x"}) is None
-
-
 def _mcp_calls(n: int, **kw: Any) -> list[int]:
     fired = []
     for i in range(1, n + 1):
@@ -456,17 +428,6 @@ def test_the_external_mcp_cadence_follows_the_env(monkeypatch, value, fired):
     assert _mcp_calls(7) == fired
 
 
-@pytest.mark.parametrize("value", ["abc", "0", "101", "-5", "2.5"])
-def test_an_invalid_external_mcp_cadence_means_10(monkeypatch, value):
-    monkeypatch.setenv("CONTEXT_MODE_EXTERNAL_MCP_NUDGE_EVERY", value)
-    assert routing.nudge_every() == 10
-
-
-def test_upstreams_cadence_variable_is_honoured(monkeypatch):
-    monkeypatch.setenv("CONTEXT_MODE_EXTERNAL_MCP_NUDGE_EVERY", "5")
-    assert routing.nudge_every() == 5
-
-
 @pytest.mark.parametrize(
     "leaf", ["ctx_search", "ctx_execute", "ctx_fetch_and_index", "ctx_batch_execute"]
 )
@@ -476,7 +437,7 @@ def test_own_ctx_tools_are_never_nudged(leaf):
         assert pretool.handle(event("ctx", args, mcp_tool=leaf)) == HookDecision()
 
 
-@pytest.mark.parametrize("platform", sorted(routing.NO_PRETOOL_CONTEXT))
+@pytest.mark.parametrize("platform", [h.name for h in descriptors() if not h.pre_context])
 def test_hosts_without_pre_tool_context_keep_the_nudge_for_later(platform):
     assert pretool.handle(event("Grep", {"pattern": "x"}, platform=platform)) == HookDecision()
     assert pretool.handle(event("Grep", {"pattern": "x"})).kind == "context"
@@ -687,24 +648,14 @@ def test_other_tools_pass_through(server, tool):
 # -- the shell analysis --------------------------------------------------------------------
 
 
-def test_shell_command_reads_command_cmd_and_argv():
-    assert shell_command({"command": "ls"}) == "ls"
-    assert shell_command({"cmd": "ls -la"}) == "ls -la"
-    assert shell_command({"command": ["bash", "-lc", "curl x"]}) == "curl x"
-    assert shell_command({"command": ["git", "log", "a b"]}) == "git log 'a b'"
-    assert shell_command({"command": 3}) == ""
-
-
-def test_pipelines_split_commands_and_keep_redirections_apart():
-    lines = pipelines("a 1 | b > out 2>&1 && c 'x && y'; d <<EOF\nbody\nEOF")
-    assert [[c.words for c in line] for line in lines] == [
-        [["a", "1"], ["b"]],
-        [["c", "x && y"]],
-        [["d"]],
-    ]
-    assert lines[0][1].redirects == [("", ">", "out"), ("2", ">&", "1")]
-    assert lines[0][1].stdout_to_file()
-    assert lines[2][0].heredoc == "body"
+def test_commands_split_pipelines_and_keep_redirections_apart():
+    a, b, c, d = commands("a 1 | b > out 2>&1 && c 'x && y'; d <<EOF\nbody\nEOF")
+    assert [x.words for x in (a, b, c, d)] == [["a", "1"], ["b"], ["c", "x && y"], ["d"]]
+    assert a.rest == [b]
+    assert b.rest == c.rest == d.rest == []
+    assert b.redirects == (("", ">", "out"), ("2", ">&", "1"))
+    assert b.stdout_to_file()
+    assert d.heredoc == "body"
 
 
 def test_unbalanced_quotes_still_get_analysed(server):

@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 from session.support import PROJECT, bash, hook_event, open_db, stored
 
+from ctxmode.hookevent import RECORD, HookDecision
 from ctxmode.hooks import capture, compact, entry, sessionstart
-from ctxmode.hooks.model import RECORD, HookDecision
 from ctxmode.session import where
 from ctxmode.session.db import now_iso
 

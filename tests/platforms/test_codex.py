@@ -2,7 +2,7 @@
 
 import pytest
 
-from ctxmode.hooks.model import HookDecision
+from ctxmode.hookevent import HookDecision
 from ctxmode.platforms import codex
 
 from .support import answer, fixture, silent

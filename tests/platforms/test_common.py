@@ -2,8 +2,11 @@
 
 import pytest
 
-from ctxmode.hooks.model import HookDecision, HookEvent
+from ctxmode.hookevent import HookDecision, HookEvent
 from ctxmode.platforms.common import classify, own_leaf, reason_text, refine, split_mcp, verdict
+from ctxmode.platforms.host import Host
+
+FULL = Host("test", {})
 
 
 @pytest.mark.parametrize(
@@ -116,7 +119,7 @@ def _redirect(reason=None):
 
 
 def test_redirect_without_rewrite_becomes_a_deny_with_the_echoed_text():
-    v = verdict(_bash(), _redirect(), can_modify=False)
+    v = verdict(_bash(), _redirect(), FULL._replace(can_modify=False))
     assert (v.kind, v.reason) == ("deny", REDIRECT)
 
 
@@ -126,7 +129,7 @@ def test_redirect_text_prefers_the_echo_over_a_generic_modify_reason():
 
 def test_modify_keeps_fields_the_rewrite_left_out():
     event = _bash(timeout=120000)
-    v = verdict(event, HookDecision("modify", updated_input={"command": "echo hi"}))
+    v = verdict(event, HookDecision("modify", updated_input={"command": "echo hi"}), FULL)
     assert v.kind == "modify"
     assert v.updated_input == {"command": "echo hi", "description": "d", "timeout": 120000}
 
@@ -134,23 +137,27 @@ def test_modify_keeps_fields_the_rewrite_left_out():
 def test_subagent_prompt_rewrite_passes_through_where_it_cannot_be_applied():
     event = HookEvent("codex", "pre_tool", "pretooluse", tool="Agent", tool_input={"prompt": "p"})
     decision = HookDecision("modify", updated_input={"prompt": "p + block"})
-    assert verdict(event, decision, can_modify=False).kind == "allow"
+    assert verdict(event, decision, FULL._replace(can_modify=False)).kind == "allow"
 
 
 def test_ask_becomes_deny_where_the_host_cannot_ask():
-    v = verdict(_bash(), HookDecision("ask", reason="matches ask rule Bash(curl:*)"), can_ask=False)
+    v = verdict(
+        _bash(),
+        HookDecision("ask", reason="matches ask rule Bash(curl:*)"),
+        FULL._replace(can_ask=False),
+    )
     assert v.kind == "deny"
     assert v.reason.startswith("matches ask rule Bash(curl:*)")
 
 
 def test_deny_always_has_a_reason():
-    v = verdict(_bash(), HookDecision("deny"))
+    v = verdict(_bash(), HookDecision("deny"), FULL)
     assert v.kind == "deny" and "ctx_" in v.reason
 
 
 def test_context_is_dropped_where_the_host_has_no_pre_tool_channel():
     decision = HookDecision("context", context="nudge")
-    assert verdict(_bash(), decision).kind == "context"
-    assert verdict(_bash(), decision, pre_context=False).kind == "allow"
-    assert verdict(_bash(), HookDecision("context", context="  ")).kind == "allow"
-    assert verdict(_bash(), HookDecision("allow", context="nudge")).kind == "context"
+    assert verdict(_bash(), decision, FULL).kind == "context"
+    assert verdict(_bash(), decision, FULL._replace(pre_context=False)).kind == "allow"
+    assert verdict(_bash(), HookDecision("context", context="  "), FULL).kind == "allow"
+    assert verdict(_bash(), HookDecision("allow", context="nudge"), FULL).kind == "context"

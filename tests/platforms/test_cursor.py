@@ -4,7 +4,7 @@ from pathlib import Path
 
 import pytest
 
-from ctxmode.hooks.model import ALLOW, RECORD, HookDecision
+from ctxmode.hookevent import ALLOW, RECORD, HookDecision
 from ctxmode.platforms import cursor
 
 from .support import answer, fixture

@@ -5,7 +5,7 @@ from pathlib import Path
 
 import pytest
 
-from ctxmode.hooks.model import HookDecision
+from ctxmode.hookevent import HookDecision
 from ctxmode.platforms import jetbrains_copilot
 
 from .support import answer, fixture, fixture_env, silent

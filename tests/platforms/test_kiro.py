@@ -5,7 +5,7 @@ from pathlib import Path
 
 import pytest
 
-from ctxmode.hooks.model import HookDecision
+from ctxmode.hookevent import HookDecision
 from ctxmode.platforms import Output, kiro
 
 from .support import fixture, silent

@@ -4,7 +4,8 @@
 from pathlib import Path
 from typing import Any
 
-from ctxmode.hooks.model import HookEvent
+from ctxmode.hookevent import HookEvent
+from ctxmode.platforms.normalise import normalise
 from ctxmode.session import where
 from ctxmode.session.db import SessionDB
 
@@ -19,7 +20,7 @@ def hook_event(event: str = "post_tool", **fields: Any) -> HookEvent:
     fields.setdefault("project_dir", PROJECT)
     if "tool" in fields:
         fields.setdefault("native_tool", fields["tool"])
-    return HookEvent(event=event, **fields)  # type: ignore[arg-type]
+    return normalise(HookEvent(event=event, **fields))  # type: ignore[arg-type]
 
 
 def bash(command: str, response: Any = "", **fields: Any) -> HookEvent:

@@ -8,13 +8,9 @@ from pathlib import Path
 
 import pytest
 
+from ctxmode import settings
 from ctxmode.session.events import StoredEvent
-from ctxmode.session.snapshot import (
-    DEFAULT_BUDGET,
-    MIN_BUDGET,
-    budget_from_env,
-    build_snapshot,
-)
+from ctxmode.session.snapshot import DEFAULT_BUDGET, MIN_BUDGET, build_snapshot
 
 _ids = iter(range(1, 1_000_000))
 UNSEARCHED = ("how_to_search", "last_request", "intent", "recent_user_messages", "continue_from")
@@ -168,14 +164,14 @@ def test_the_budget_holds_for_multibyte_text():
 
 
 def test_the_default_budget_is_2_kb_and_configurable(monkeypatch):
-    assert budget_from_env() == 2048
+    assert settings.snapshot_bytes() == 2048
     monkeypatch.setenv("CTXMODE_SNAPSHOT_BYTES", "4096")
-    assert budget_from_env() == 4096
+    assert settings.snapshot_bytes() == 4096
     assert size(build_snapshot(busy_session())) <= 4096
     monkeypatch.setenv("CTXMODE_SNAPSHOT_BYTES", "10")
-    assert budget_from_env() == MIN_BUDGET
+    assert settings.snapshot_bytes() == MIN_BUDGET
     monkeypatch.setenv("CTXMODE_SNAPSHOT_BYTES", "lots")
-    assert budget_from_env() == 2048
+    assert settings.snapshot_bytes() == 2048
 
 
 def test_the_last_prompt_always_survives_even_a_tight_budget():

@@ -62,13 +62,3 @@ def test_a_linked_worktree_gets_its_own_database_and_the_suffix_is_cached(tmp_pa
     assert cache.read_text(encoding="utf-8") == paths.worktree_suffix(linked)
     cache.write_text("__cached", encoding="utf-8")  # later calls read the cache, not git
     assert where.session_db_path(linked).name.endswith("__cached.db")
-
-
-def test_injection_can_be_switched_off(monkeypatch):
-    monkeypatch.delenv("CTXMODE_INJECT", raising=False)
-    assert where.injection_enabled()
-    for value in ("off", "0", "false", "NO"):
-        monkeypatch.setenv("CTXMODE_INJECT", value)
-        assert not where.injection_enabled()
-    monkeypatch.setenv("CTXMODE_INJECT", "on")
-    assert where.injection_enabled()

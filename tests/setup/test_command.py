@@ -26,26 +26,47 @@ def test_missing_from_path_is_an_error_with_install_advice(monkeypatch, project)
     assert not (project / ".claude").exists()
 
 
-def test_a_dry_run_only_warns_when_ctxmode_is_missing(monkeypatch, project):
+def test_a_dry_run_fails_exactly_as_the_real_run_when_ctxmode_is_missing(monkeypatch, project):
     monkeypatch.setenv("PATH", "/nonexistent")
-    result = setup("claude-code", project=project, dry_run=True)
-    assert any("not on PATH" in w for w in result.warnings)
+    with pytest.raises(EnvironmentProblem, match="not on PATH") as info:
+        setup("claude-code", project=project, dry_run=True)
+    assert info.value.exit_code == 4
 
 
-def test_ctxmode_found_only_in_a_temporary_environment_is_refused(monkeypatch, tmp_path):
-    scratch = Path(tempfile.gettempdir())
-    uvx = _exe(scratch / "uvx-env" / "bin" / "ctxmode")
-    monkeypatch.setenv("PATH", str(uvx.parent))
-    with pytest.raises(EnvironmentProblem, match="temporary environment"):
-        resolve(None, shared=False, strict=True)
+def _volatile_base(where: str, tmp_path: Path) -> Path:
+    if where == "systmp":
+        return Path(tempfile.gettempdir()) / "checkout"
+    return tmp_path / ".cache" / "pypoetry" / "virtualenvs" / "proj-py3.12"
 
 
 @pytest.mark.parametrize("where", ["systmp", "cache"])
-def test_a_temporary_or_cache_command_path_is_refused(tmp_path, where):
-    base = Path(tempfile.gettempdir()) if where == "systmp" else tmp_path / ".cache" / "uv"
-    exe = _exe(base / "archive-v0" / "bin" / "ctxmode")
-    with pytest.raises(UsageError, match="temporary or cache"):
-        resolve(str(exe), shared=False, strict=True)
+def test_ctxmode_on_path_under_the_temp_dir_or_a_cache_is_used_with_a_warning(
+    monkeypatch, tmp_path, project, where
+):
+    venv = _exe(_volatile_base(where, tmp_path) / "bin" / "ctxmode")
+    monkeypatch.setenv("PATH", str(venv.parent))
+    for dry_run in (True, False):
+        result = setup("claude-code", project=project, dry_run=dry_run)
+        warning = next(w for w in result.warnings if str(venv) in w)
+        assert "--command" in warning and ("temporary directory" in warning or "cache" in warning)
+    assert (project / ".mcp.json").exists()
+
+
+@pytest.mark.parametrize("where", ["systmp", "cache"])
+def test_a_temporary_or_cache_command_path_works_with_a_warning(tmp_path, project, where):
+    exe = _exe(_volatile_base(where, tmp_path) / "bin" / "ctxmode")
+    result = setup("claude-code", project=project, command=str(exe))
+    assert any(str(exe) in w and "disappears" in w for w in result.warnings)
+    server = json.loads((project / ".mcp.json").read_text(encoding="utf-8"))["mcpServers"]
+    assert server["ctxmode"]["command"] == str(exe)
+
+
+def test_a_command_in_a_pip_build_directory_is_refused_even_in_a_dry_run(tmp_path, project):
+    exe = _exe(tmp_path / "pip-build-env-abc123" / "overlay" / "bin" / "ctxmode")
+    for dry_run in (True, False):
+        with pytest.raises(UsageError, match="pip deletes"):
+            setup("claude-code", project=project, command=str(exe), dry_run=dry_run)
+    assert not (project / ".mcp.json").exists()
 
 
 def test_a_command_line_is_not_a_command(project):
@@ -55,7 +76,7 @@ def test_a_command_line_is_not_a_command(project):
 
 def test_a_missing_command_path_is_an_environment_problem(tmp_path):
     with pytest.raises(EnvironmentProblem, match="not an executable"):
-        resolve(str(tmp_path / "nope" / "ctxmode"), shared=False, strict=True)
+        resolve(str(tmp_path / "nope" / "ctxmode"), shared=False)
 
 
 def test_an_absolute_command_is_written_quoted_and_warned_about(tmp_path, project):
@@ -71,7 +92,7 @@ def test_an_absolute_command_is_written_quoted_and_warned_about(tmp_path, projec
 
 def test_a_versioned_command_path_gets_a_warning(tmp_path):
     exe = _exe(tmp_path / "Cellar" / "ctxmode" / "1.2.3" / "bin" / "ctxmode")
-    _, warnings = resolve(str(exe), shared=False, strict=True)
+    _, warnings = resolve(str(exe), shared=False)
     assert any("version" in w for w in warnings)
 
 

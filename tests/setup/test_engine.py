@@ -1,13 +1,14 @@
 """Ownership records, whole files, scopes and the import budget of the setup package."""
 
 import json
+import os
 import subprocess
 import sys
 
 import pytest
 
 from ctxmode.setup import setup, targets, uninstall
-from ctxmode.setup.errors import SetupConflictError
+from ctxmode.setup.errors import SetupConflictError, SetupWriteError
 
 
 def test_the_record_names_each_file_and_the_entries_written(project):
@@ -128,3 +129,15 @@ def test_importing_the_setup_package_pulls_in_nothing_heavy():
     heavy = ("typer", "rich", "mcp", "psutil", "platformdirs", "ctxmode.cli", "ctxmode.server")
     loaded = json.loads(out)
     assert [m for m in loaded if m.split(".")[0] in heavy or m.startswith(heavy)] == []
+
+
+@pytest.mark.skipif(
+    not hasattr(os, "geteuid") or os.geteuid() == 0, reason="root may write anywhere"
+)
+def test_a_read_only_directory_fails_the_dry_run_just_as_the_real_run(project):
+    (project / ".cursor").mkdir()
+    (project / ".cursor").chmod(0o555)
+    for dry_run in (True, False):
+        with pytest.raises(SetupWriteError, match="not writable"):
+            setup("cursor", project=project, dry_run=dry_run)
+    assert list((project / ".cursor").iterdir()) == []

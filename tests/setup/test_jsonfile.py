@@ -10,8 +10,6 @@ import pytest
 from ctxmode.setup import engine, setup, uninstall
 from ctxmode.setup.errors import SettingsFileError, SetupConflictError
 
-from .conftest import snapshot
-
 USER = {
     "permissions": {"allow": ["Bash(git:*)"]},
     "hooks": {
@@ -33,37 +31,110 @@ def _hooks(path):
     return json.loads(path.read_text(encoding="utf-8"))["hooks"]
 
 
-@pytest.mark.parametrize(
-    ("indent", "newline", "bom", "final"),
-    [
-        (4, "\n", False, True),
-        ("\t", "\n", False, True),
-        (2, "\r\n", False, True),
-        (2, "\n", True, False),
-    ],
-)
-def test_the_files_own_style_is_kept_and_restored(settings, project, indent, newline, bom, final):
-    text = json.dumps(USER, indent=indent) + ("\n" if final else "")
-    text = ("\ufeff" if bom else "") + text.replace("\n", newline)
+_STYLED = [
+    json.dumps(USER, indent=4) + "\n",
+    json.dumps(USER, indent="\t") + "\n",
+    json.dumps(USER, indent=2).replace("\n", "\r\n") + "\r\n",
+    "\ufeff" + json.dumps(USER, indent=2),
+    json.dumps(USER, separators=(",", ":")),
+    json.dumps(USER),
+    '{\n  "z": 1.0, "a": [1,2, 3],\n  "caf\\u00e9": "\\/x",\n\n  "hooks": {}\n}',
+]
+
+
+@pytest.mark.parametrize("text", _STYLED, ids=["4", "tab", "crlf", "bom", "compact", "flat", "odd"])
+def test_setup_then_uninstall_gives_the_file_back_byte_for_byte(settings, project, text):
     settings.write_bytes(text.encode("utf-8"))
     setup("claude-code", project=project)
     written = settings.read_bytes().decode("utf-8")
-    assert written.startswith("\ufeff") == bom
-    assert written.endswith(newline) == final
-    unit = indent if isinstance(indent, str) else " " * indent
-    assert f'{newline}{unit}"permissions"' in written
-    assert list(json.loads(written.lstrip("\ufeff"))) == ["permissions", "hooks"]
+    assert json.loads(written.lstrip("\ufeff"))["hooks"]["SessionStart"]
+    assert written.startswith(text[:8])  # the user's keys stay first, as they were
     uninstall("claude-code", project=project)
-    assert settings.read_bytes().decode("utf-8") == text
+    assert settings.read_bytes() == text.encode("utf-8")
 
 
-def test_a_file_with_comments_is_refused_with_a_jsonc_hint(settings, project):
-    settings.write_text('{\n  // mine\n  "hooks": {}\n}\n', encoding="utf-8")
-    before = snapshot(project)
-    with pytest.raises(SettingsFileError, match="JSONC") as info:
-        setup("claude-code", project=project)
-    assert info.value.exit_code == 1 and info.value.code == "bad_settings"
-    assert snapshot(project) == before
+@pytest.mark.parametrize(("indent", "newline"), [(4, "\n"), ("\t", "\n"), (2, "\r\n")])
+def test_setup_writes_its_entries_in_the_files_own_indentation(settings, project, indent, newline):
+    text = json.dumps(USER, indent=indent).replace("\n", newline) + newline
+    settings.write_bytes(text.encode("utf-8"))
+    setup("claude-code", project=project)
+    written = settings.read_bytes().decode("utf-8")
+    unit = indent if isinstance(indent, str) else " " * indent
+    assert f'{newline}{unit}{unit}"SessionStart": [{newline}{unit * 3}{{{newline}' in written
+    assert written.count("\r\n") == (written.count("\n") if newline == "\r\n" else 0)
+
+
+def test_a_compact_file_gets_compact_entries(settings, project):
+    settings.write_text('{"permissions":{"allow":[]}}', encoding="utf-8")
+    setup("claude-code", project=project)
+    written = settings.read_text(encoding="utf-8")
+    assert "\n" not in written and written.startswith('{"permissions":{"allow":[]},"hooks":{')
+
+
+_VSCODE_MCP = """{
+  // Servers for this workspace
+  "servers": {
+    /* the team's linter */
+    "lint": {
+      "command": "lint-mcp",
+      "args": ["--stdio",], // trailing comma on purpose
+    },
+  },
+  "inputs": [],
+}
+"""
+
+
+def test_vscode_jsonc_keeps_comments_and_trailing_commas_and_comes_back_intact(project):
+    mcp = project / ".vscode" / "mcp.json"
+    mcp.parent.mkdir()
+    mcp.write_text(_VSCODE_MCP, encoding="utf-8")
+    setup("vscode-copilot", project=project)
+    written = mcp.read_text(encoding="utf-8")
+    for kept in ("// Servers for this workspace", "/* the team's linter */", '["--stdio",]'):
+        assert kept in written
+    assert '    "ctxmode": {\n      "type": "stdio",' in written
+    assert written.endswith('      ]\n    },\n  },\n  "inputs": [],\n}\n')  # its trailing commas
+    assert not setup("vscode-copilot", project=project).changed
+    uninstall("vscode-copilot", project=project)
+    assert mcp.read_text(encoding="utf-8") == _VSCODE_MCP
+
+
+@pytest.mark.parametrize("name", ["opencode.json", "opencode.jsonc"])
+def test_opencode_config_with_comments_is_edited_in_place(project, name):
+    config = project / name
+    text = '{\n  "$schema": "https://opencode.ai/config.json",\n  // my model\n  "model": "x"\n}\n'
+    config.write_text(text, encoding="utf-8")
+    setup("opencode", project=project)
+    written = config.read_text(encoding="utf-8")
+    assert "// my model" in written and '"ctxmode": {' in written
+    uninstall("opencode", project=project)
+    assert config.read_text(encoding="utf-8") == text
+
+
+def test_gemini_settings_with_block_comments_survive_setup_and_uninstall(project):
+    settings = project / ".gemini" / "settings.json"
+    settings.parent.mkdir()
+    text = '/* project settings */\n{\n  "ui": {"theme": "dark"}, /* why */\n}\n'
+    settings.write_text(text, encoding="utf-8")
+    setup("gemini-cli", project=project)
+    written = settings.read_text(encoding="utf-8")
+    assert written.startswith("/* project settings */\n{") and "/* why */" in written
+    uninstall("gemini-cli", project=project)
+    assert settings.read_text(encoding="utf-8") == text
+
+
+def test_a_blank_file_is_given_back_blank(settings, project):
+    settings.write_text("\n\n", encoding="utf-8")
+    setup("claude-code", project=project)
+    uninstall("claude-code", project=project)
+    assert settings.read_text(encoding="utf-8") == "\n\n"
+
+
+def test_a_file_setup_created_is_removed_by_uninstall(project):
+    setup("claude-code", project=project)
+    uninstall("claude-code", project=project)
+    assert not (project / ".claude").exists() and not (project / ".mcp.json").exists()
 
 
 @pytest.mark.parametrize(

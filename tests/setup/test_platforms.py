@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from ctxmode.setup import PLATFORMS, setup, uninstall
+from ctxmode.setup import PLATFORMS, setup, targets, uninstall
 from ctxmode.setup.command import Command
 from ctxmode.setup.errors import SettingsFileError
 from ctxmode.setup.model import JsonTarget, PlainFileTarget, Scope, TomlTarget
@@ -179,7 +179,9 @@ def test_dry_run_shows_a_diff_per_file_and_writes_nothing(platform, scope, proje
 
 
 @pytest.mark.parametrize("platform", list(PLATFORMS))
-def test_malformed_settings_are_refused_and_left_untouched(platform, project, home):
+def test_malformed_settings_are_refused_by_setup_and_left_alone_by_uninstall(
+    platform, project, home
+):
     targets = _targets(platform, project)
     broken = next(t for t in targets if isinstance(t, (JsonTarget, TomlTarget)))
     broken.path.parent.mkdir(parents=True, exist_ok=True)
@@ -188,9 +190,21 @@ def test_malformed_settings_are_refused_and_left_untouched(platform, project, ho
     before = snapshot(project, home)
     with pytest.raises(SettingsFileError, match=str(broken.path)):
         setup(platform, project=project)
-    with pytest.raises(SettingsFileError):
-        uninstall(platform, project=project)
     assert snapshot(project, home) == before
+    result = uninstall(platform, project=project)  # nothing of ctxmode's in it: not an error
+    assert not result.changed and result.warnings == ()
+    assert snapshot(project, home) == before
+
+
+def test_uninstall_refuses_a_malformed_file_that_still_names_ctxmode(project):
+    setup("claude-code", project=project)
+    settings = project / ".claude" / "settings.json"
+    broken = settings.read_text(encoding="utf-8")[:-20]
+    settings.write_text(broken, encoding="utf-8")
+    with pytest.raises(SettingsFileError, match="not valid JSON"):
+        uninstall("claude-code", project=project)
+    assert settings.read_text(encoding="utf-8") == broken
+    assert (project / ".mcp.json").exists()
 
 
 # --- what each host gets ------------------------------------------------------------------
@@ -287,10 +301,7 @@ def test_gemini_cli_turns_a_disabled_master_switch_on_and_uninstall_restores_it(
     assert any("hooksConfig.enabled" in w for w in result.warnings)
     assert _json(settings)["hooksConfig"]["enabled"] is True
     uninstall("gemini-cli", project=project)
-    assert (
-        settings.read_text(encoding="utf-8")
-        == '{\n  "hooksConfig": {\n    "enabled": false\n  }\n}\n'
-    )
+    assert settings.read_text(encoding="utf-8") == '{"hooksConfig": {"enabled": false}}\n'
 
 
 def test_codex_writes_a_regex_matcher_and_toml_tables(project):
@@ -300,8 +311,11 @@ def test_codex_writes_a_regex_matcher_and_toml_tables(project):
     matcher = hooks["PreToolUse"][0]["matcher"]
     assert matcher == "^(Bash|apply_patch)$|^mcp__.*"
     config = tomllib.loads((project / ".codex" / "config.toml").read_text(encoding="utf-8"))
+    forwarded = [*targets.setting_vars(), *targets.PROXY_VARS]
     assert config == {
-        "mcp_servers": {"ctxmode": {"command": "ctxmode", "args": ["serve"]}},
+        "mcp_servers": {
+            "ctxmode": {"command": "ctxmode", "args": ["serve"], "env_vars": forwarded}
+        },
         "features": {"hooks": True},
     }
 
@@ -407,3 +421,32 @@ def test_opencode_installs_the_plugin_and_a_local_server(project, home):
     setup("opencode", project=None)
     assert (home / ".config" / "opencode" / "plugins" / "ctxmode.js").exists()
     assert (home / ".config" / "opencode" / "opencode.json").exists()
+
+
+def test_forwarded_variables_are_those_ctxmode_reads_and_none_it_sets_itself():
+    names = targets.setting_vars()
+    assert {"CTXMODE_DIR", "XDG_DATA_HOME", "CTXMODE_FETCH_STRICT", "CTXMODE_GC"} <= set(names)
+    assert not {"CTXMODE_FILE_PATH", "CTXMODE_RUN_ID", "CTXMODE_BIN"} & set(names)
+
+
+def test_codex_forwards_the_variable_names_to_the_server_not_their_values(project, monkeypatch):
+    monkeypatch.setenv("CTXMODE_DIR", str(project / "elsewhere"))
+    setup("codex", project=project)
+    text = (project / ".codex" / "config.toml").read_text(encoding="utf-8")
+    assert 'env_vars = [\n  "CTXMODE_DIR",\n  "CONTEXT_MODE_DIR",\n  "XDG_DATA_HOME",' in text
+    assert "elsewhere" not in text
+
+
+def test_gemini_cli_allows_ctxmode_variables_through_redaction_and_takes_back_only_those(project):
+    settings = project / ".gemini" / "settings.json"
+    settings.parent.mkdir()
+    mine = {"security": {"environmentVariableRedaction": {"allowed": ["MY_VAR", "CTXMODE_DIR"]}}}
+    original = json.dumps(mine, indent=2) + "\n"
+    settings.write_text(original, encoding="utf-8")
+    setup("gemini-cli", project=project)
+    allowed = _json(settings)["security"]["environmentVariableRedaction"]["allowed"]
+    assert allowed[:2] == ["MY_VAR", "CTXMODE_DIR"] and allowed.count("CTXMODE_DIR") == 1
+    assert set(targets.setting_vars()) <= set(allowed)
+    assert not setup("gemini-cli", project=project).changed
+    uninstall("gemini-cli", project=project)
+    assert settings.read_text(encoding="utf-8") == original

@@ -5,6 +5,7 @@ import pytest
 
 from ctxmode.setup import setup, uninstall
 from ctxmode.setup.errors import SettingsFileError
+from ctxmode.setup.targets import PROXY_VARS, setting_vars
 from ctxmode.setup.tomlfile import TomlText, comment_at
 
 tomllib = pytest.importorskip("tomllib")  # Python 3.11+; 3.10 edits without verification
@@ -42,6 +43,9 @@ def test_the_scanner_ignores_brackets_inside_strings_and_arrays():
     assert keys == [("notes",), ("paths",), ("model",)]
 
 
+FORWARDED = [*setting_vars(), *PROXY_VARS]
+
+
 def test_comment_at_skips_hashes_in_strings():
     line = 'url = "http://x/#frag" # real'
     assert line[comment_at(line) :] == "# real"
@@ -52,7 +56,8 @@ def test_setup_and_uninstall_round_trip_a_tricky_file_exactly(config, project):
     setup("codex", project=project)
     text = config.read_text(encoding="utf-8")
     assert text.startswith(TRICKY)
-    assert _parsed(config)["mcp_servers"]["ctxmode"] == {"command": "ctxmode", "args": ["serve"]}
+    server = _parsed(config)["mcp_servers"]["ctxmode"]
+    assert server == {"command": "ctxmode", "args": ["serve"], "env_vars": FORWARDED}
     uninstall("codex", project=project)
     assert config.read_text(encoding="utf-8") == TRICKY
 
@@ -94,6 +99,7 @@ def test_an_old_server_table_is_updated_in_place_keeping_extras(config, project)
         "args": ["serve"],
         "startup_timeout_sec": 20,
         "env": {"A": "1"},
+        "env_vars": FORWARDED,
     }
     assert 'command = "ctxmode"  # old' in config.read_text(encoding="utf-8")
     uninstall("codex", project=project)

@@ -12,6 +12,6 @@ def serve(project: ProjectOpt = None) -> None:
 
     Example: claude mcp add ctxmode -- ctxmode serve
     """
-    from ctxmode.server.app import run
+    from ctxmode.server.boot import run
 
     run(project)

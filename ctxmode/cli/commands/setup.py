@@ -40,8 +40,8 @@ CommandOpt = Annotated[
     typer.Option(
         "--command",
         metavar="PATH",
-        help="The ctxmode executable hosts run (default: `ctxmode`, found on PATH). "
-        "Never a versioned or temporary path.",
+        help="The ctxmode executable hosts run (default: `ctxmode`, found on PATH). Pin a "
+        "stable path: one under the temp dir or a cache folder works but is warned about.",
         show_default=False,
     ),
 ]
@@ -67,8 +67,10 @@ def setup(
     MCP server into the project's settings files (or, with --global, the
     user's), keeping every entry and key it does not own. Running it again
     changes nothing; `ctxmode uninstall` removes exactly what it wrote.
-    A settings file that is not valid JSON or TOML is never rewritten
-    (exit 1); ctxmode missing from PATH is exit 4.
+    JSON with comments (JSONC) and TOML are edited in place, in the
+    file's own style. A file that cannot be parsed is never rewritten
+    (exit 1); ctxmode missing from PATH is exit 4. --dry-run runs the
+    same checks and exits with the code the real run would.
 
     Example: ctxmode setup claude-code --dry-run
     """
@@ -93,7 +95,8 @@ def uninstall(
     Finds ctxmode's entries by their command, so it works after the host
     reformatted or reordered its files. The user's own hooks and keys stay;
     containers, files and directories setup created go once empty, and
-    flags it changed get their old values back.
+    flags it changed get their old values back. Files it never wrote are
+    left alone; with nothing to remove it exits 0.
 
     Example: ctxmode uninstall claude-code --global
     """

@@ -1,5 +1,7 @@
-"""What every hook handler reasons about, whatever the host: one canonical event in, one
-normalised decision out. Platform adapters (`ctxmode.platforms`) translate both ways.
+"""What every hook handler reasons about, whatever the host: one normalised event in, one
+decision out. Platform adapters (`ctxmode.platforms`) translate both ways; the session
+store, routing and capture read these types and never a host's own payload shapes.
+Standard library only, and imports nothing of ctxmode (every layer may import it).
 
 Canonical events: ``pre_tool``, ``post_tool``, ``post_tool_failure``, ``pre_compact``,
 ``session_start``, ``prompt_submit``, ``stop``.
@@ -64,6 +66,11 @@ class HookEvent(NamedTuple):
     subagent: bool = False  # the call comes from a sub-agent, when the host says so
     transcript_path: str | None = None
     raw: dict[str, Any] = {}
+    # Read once from ``tool_input`` by `ctxmode.platforms.normalise`:
+    command: str | None = None  # Bash: the script the shell runs
+    paths: tuple[str, ...] = ()  # the files the call names (patch targets included)
+    patch: tuple[tuple[str, str], ...] = ()  # apply_patch: (Add|Update|Delete|Move, path)
+    urls: tuple[str, ...] = ()  # the URLs the call targets or names, each once
 
 
 class HookDecision(NamedTuple):
