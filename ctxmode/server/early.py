@@ -176,11 +176,10 @@ class Opening:
     2026-07-28 envelope opens a modern connection, anything else a handshake one.
     """
 
-    def __init__(self) -> None:
+    def __init__(self, tools: list[dict[str, Any]]) -> None:
         self.era: str | None = None  # "handshake" or "modern" once the first request came
         self.initialized = False  # a handshake connection answered `initialize`
-        self.client_name: str | None = None  # clientInfo.name of the answered opening
-        self._tools: list[dict[str, Any]] | None = None
+        self._tools = tools  # `tool_dicts()`
         self._done = False
 
     def answer(self, message: object) -> dict[str, Any] | None:
@@ -231,8 +230,6 @@ class Opening:
     def _first(self, msg_id: object, method: str, params: object) -> dict[str, Any]:
         if method == "server/discover" and _envelope(params):
             self.era = "modern"
-            assert isinstance(params, dict)
-            self.client_name = params["_meta"][_META_CLIENT_INFO]["name"]
             return _result(msg_id, _modern(_discovery()))
         if _has_envelope(params):
             raise Unsure
@@ -260,7 +257,6 @@ class Opening:
         asked = params["protocolVersion"]
         self.era = "handshake"
         self.initialized = True
-        self.client_name = params["clientInfo"]["name"]
         return _result(
             msg_id,
             {
@@ -273,8 +269,6 @@ class Opening:
 
     def _list(self, method: str) -> dict[str, Any]:
         if method == "tools/list":
-            if self._tools is None:
-                self._tools = tool_dicts()
             return {"tools": self._tools}
         return {_EMPTY_LISTS[method]: []}
 
