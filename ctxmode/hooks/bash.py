@@ -40,11 +40,11 @@ class Command:
     instance ``__dict__``.
     """
 
-    def __init__(self, segment: Segment, outer: "Command | None" = None, via: str = "") -> None:
+    def __init__(self, segment: Segment) -> None:
         self.segment = segment
-        self.outer = outer
-        self.via = via
         self.rest: list[Command] = []
+        self.outer: Command | None = None
+        self.via = ""
 
     @property
     def text(self) -> str:
@@ -101,9 +101,12 @@ class Command:
 
 
 def commands(command: str, depth: int = 0, outer: Command | None = None) -> list[Command]:
-    """Every simple command of ``command``, in the policy's order: each segment of
-    `ctxmode.security.shell.segments`, followed by the commands of the shell scripts it is
-    handed (``sh -c``, ``eval``, ``su -c``, ``env -S``, ``watch``, ``find -exec``)."""
+    """Every simple command of ``command``, in the policy's order (`check_command`): each
+    segment of `ctxmode.security.shell.segments`, followed by the commands of the shell
+    scripts it is handed (``sh -c``, ``eval``, ``su -c``, ``env -S``, ``watch``, ``find
+    -exec``). Unlike the policy, routing leaves out shell escapes in other languages' code
+    (whether ``os.system`` or ``execSync`` output is printed depends on the call) and the
+    scripts of a segment mentioning nothing a routing rule looks for."""
     segs = segments(command, depth)
     cmds = [Command(seg) for seg in segs]
     lines: dict[int, list[Command]] = {}
