@@ -92,7 +92,7 @@ def test_lower_layers_do_not_import_higher_ones(part, forbidden):
 
 # Host names may appear in their own platform module, in setup (each target names its file
 # formats) and in the docs generator; anywhere else a host fact belongs in its descriptor.
-_HOST_NAME = re.compile(r"""["'](%s)["']""" % "|".join(map(re.escape, PLATFORMS)))
+_HOST_NAME = re.compile(r"""["'](""" + "|".join(map(re.escape, PLATFORMS)) + r""")["']""")
 _ALLOWED = ("platforms/", "setup/", "cli/", "doctor/")
 
 

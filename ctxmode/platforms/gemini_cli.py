@@ -64,6 +64,8 @@ HOST = Host(
     config_dir="{home}/.gemini",
     memory_files=("{config}/GEMINI.md", "{project}/GEMINI.md"),
     mcp_configs=("{project}/.gemini/settings.json", "{config}/settings.json"),
+    mcp_clients=("gemini-cli",),
+    parses_text_results=True,
     prompt_context=(("<hook_context>", "</hook_context>"),),
 )
 

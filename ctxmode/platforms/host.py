@@ -73,6 +73,11 @@ class Host(NamedTuple):
     """The instruction files the host loads into every session (templates)."""
     mcp_configs: tuple[str, ...] = ()
     """The files where the host registers MCP servers (templates)."""
+    mcp_clients: tuple[str, ...] = ()
+    """``clientInfo.name`` prefixes the host's MCP client sends at initialize."""
+    parses_text_results: bool = False
+    """The MCP client parses a result's first text item into ``structuredContent`` and
+    rejects anything but an object (Gemini CLI 0.61)."""
     prompt_context: tuple[tuple[str, str], ...] = ()
     """Host-added context around a submitted prompt: (opening, closing) tag pairs."""
 

@@ -15,8 +15,13 @@ a result has it.
 import json
 from typing import Any
 
-# clientInfo.name of Gemini CLI, and of the forks that keep its MCP client.
-_PARSING_CLIENTS = ("gemini-cli",)
+
+def _parsing_clients() -> tuple[str, ...]:
+    """``clientInfo.name`` prefixes of the hosts whose client parses text results
+    (their descriptors say so: Gemini CLI, and the forks that keep its MCP client)."""
+    from ctxmode.platforms import descriptors
+
+    return tuple(c for h in descriptors() if h.parses_text_results for c in h.mcp_clients)
 
 
 def _no_constants(name: str) -> Any:
@@ -35,6 +40,6 @@ def parses_as_non_object(text: str) -> bool:
 def structured_content(client: str | None, text: str) -> dict[str, Any] | None:
     """The ``structuredContent`` a result (an error too) carries for `client`: None for
     all but a client that would turn `text` into a rejected one."""
-    if client is None or not client.startswith(_PARSING_CLIENTS):
+    if client is None or not client.startswith(_parsing_clients()):
         return None
     return {} if parses_as_non_object(text) else None
