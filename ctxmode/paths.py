@@ -18,22 +18,23 @@ from typing import NamedTuple
 from ctxmode import settings
 from ctxmode.errors import NotFoundError, UsageError
 
-# Project directory variables set by hosts, most specific first (upstream's legacy order).
-HOST_PROJECT_ENV_VARS = (
-    "CLAUDE_PROJECT_DIR",
-    "GEMINI_PROJECT_DIR",
-    "VSCODE_CWD",
-    "OPENCODE_PROJECT_DIR",
-    "PI_PROJECT_DIR",
-    "IDEA_INITIAL_DIRECTORY",
-    "CURSOR_CWD",
-    "QWEN_PROJECT_DIR",
-)
-# Every variable `resolve_project` tries, in order.
-PROJECT_ENV_VARS = (
-    *settings.PROJECT_DIR.names,
-    *HOST_PROJECT_ENV_VARS,
-)
+# Project variables of hosts that are not ctxmode platforms yet (upstream reads them).
+_OTHER_HOST_PROJECT_VARS = ("PI_PROJECT_DIR",)
+
+
+def host_project_env_vars() -> tuple[str, ...]:
+    """Project directory variables set by hosts: every platform descriptor's, in platform
+    order, then the other hosts' upstream reads."""
+    from ctxmode.platforms import descriptors
+
+    names = [v for host in descriptors() for v in host.project_vars]
+    return tuple(dict.fromkeys([*names, *_OTHER_HOST_PROJECT_VARS]))
+
+
+def project_env_vars() -> tuple[str, ...]:
+    """Every variable `resolve_project` tries, in order."""
+    return (*settings.PROJECT_DIR.names, *host_project_env_vars())
+
 
 _CASE_INSENSITIVE_FS = sys.platform in ("darwin", "win32")
 
@@ -133,7 +134,7 @@ def resolve_project(explicit: str | os.PathLike[str] | None = None) -> Path:
         project = path.resolve()
     else:
         found: Path | None = None
-        hosts = (os.environ.get(var, "").strip() for var in HOST_PROJECT_ENV_VARS)
+        hosts = (os.environ.get(var, "").strip() for var in host_project_env_vars())
         for value in (settings.project_dir(), *hosts):
             if value and not _plugin_path(value) and Path(value).expanduser().is_dir():
                 found = Path(value).expanduser().resolve()

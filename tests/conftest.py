@@ -6,7 +6,7 @@ from pathlib import Path
 import pytest
 
 from ctxmode.db import fts5_problem
-from ctxmode.paths import PROJECT_ENV_VARS
+from ctxmode.paths import project_env_vars
 
 _ISOLATED_PREFIXES = ("CTXMODE_", "CONTEXT_MODE_", "CTX_")  # CTX_FETCH_STRICT: upstream's
 
@@ -19,7 +19,7 @@ def pytest_report_header() -> str:
 def _isolated_env(tmp_path_factory, monkeypatch):
     """No test reads or writes the real data dir, or sees the host agent's project vars."""
     for name in list(os.environ):
-        if name.startswith(_ISOLATED_PREFIXES) or name in PROJECT_ENV_VARS:
+        if name.startswith(_ISOLATED_PREFIXES) or name in project_env_vars():
             monkeypatch.delenv(name, raising=False)
     home = tmp_path_factory.mktemp("ctxhome")
     monkeypatch.setenv("CTXMODE_DIR", str(home))

@@ -25,7 +25,7 @@ def home(tmp_path, monkeypatch):
     fake = tmp_path / "home"
     fake.mkdir()
     monkeypatch.setenv("HOME", str(fake))
-    for var in paths.PROJECT_ENV_VARS:
+    for var in paths.project_env_vars():
         monkeypatch.delenv(var, raising=False)
     return fake.resolve()
 

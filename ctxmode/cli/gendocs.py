@@ -64,7 +64,7 @@ def _env_entries() -> list[tuple[tuple[str, ...], str]]:
     return [
         *entries,
         (
-            paths.HOST_PROJECT_ENV_VARS,
+            paths.host_project_env_vars(),
             f"Set by host agents: the project directory when neither --project nor {project} "
             "is given, tried in this order; then the enclosing git work tree of the current "
             "directory, then the current directory.",

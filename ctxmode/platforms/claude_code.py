@@ -43,6 +43,9 @@ WIRE_NAMES: dict[CanonicalEvent, str] = {
     "stop": "Stop",
 }
 
+CLAUDE_JSON = "{root}/.claude.json"
+"""Claude Code's user state file: user-scope MCP servers and each project's own."""
+
 HOST = Host(
     NAME,
     EVENTS,
@@ -54,7 +57,7 @@ HOST = Host(
     config_var="CLAUDE_CONFIG_DIR",
     config_dir="{home}/.claude",
     memory_files=("{config}/CLAUDE.md", "{project}/CLAUDE.md", "{project}/.claude/CLAUDE.md"),
-    mcp_configs=("{project}/.mcp.json", "{root}/.claude.json"),
+    mcp_configs=("{project}/.mcp.json", CLAUDE_JSON),
 )
 
 

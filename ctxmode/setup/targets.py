@@ -50,22 +50,36 @@ def _env_dir(var: str) -> Path | None:
     return Path(value).expanduser() if value else None
 
 
+def config_dir(platform: str) -> Path:
+    """The host's own config directory, as its descriptor resolves it."""
+    from ctxmode.platforms import descriptor
+    from ctxmode.platforms.host import config_dir as host_config_dir
+
+    host = descriptor(platform)
+    found = host_config_dir(host) if host is not None else None
+    if found is None:
+        raise KeyError(platform)
+    return found
+
+
 def claude_dir() -> Path:
-    return _env_dir("CLAUDE_CONFIG_DIR") or Path.home() / ".claude"
+    return config_dir("claude-code")
 
 
 def claude_json() -> Path:
     """Claude Code's user state file (user-scope MCP servers live here)."""
-    base = _env_dir("CLAUDE_CONFIG_DIR")
-    return (base or Path.home()) / ".claude.json"
+    from ctxmode.platforms.claude_code import CLAUDE_JSON, HOST
+    from ctxmode.platforms.host import paths
+
+    return paths(HOST, (CLAUDE_JSON,), None)[0]
 
 
 def gemini_dir() -> Path:
-    return (_env_dir("GEMINI_CLI_HOME") or Path.home()) / ".gemini"
+    return config_dir("gemini-cli")
 
 
 def codex_home() -> Path:
-    return _env_dir("CODEX_HOME") or Path.home() / ".codex"
+    return config_dir("codex")
 
 
 def xdg_config() -> Path:
@@ -206,8 +220,8 @@ def qwen_code(scope: Scope, cmd: Command) -> PlatformPlan:
     """`.qwen/settings.json` (or `~/.qwen/settings.json`): Claude's hook shape, timeouts in
     milliseconds, plus `mcpServers`."""
     p = "qwen-code"
-    base = Path.home() if scope.project is None else scope.project
-    settings = base / ".qwen" / "settings.json"
+    base = config_dir(p) if scope.project is None else scope.project / ".qwen"
+    settings = base / "settings.json"
     tools = "run_shell_command|read_file|read_many_files|grep_search|web_fetch"
     hooks = (
         _nested(cmd, p, "PreToolUse", "pretooluse", tools, timeout=10000),
@@ -404,7 +418,7 @@ def cursor(scope: Scope, cmd: Command) -> PlatformPlan:
     """`.cursor/hooks.json` (version 1, flat camelCase events) + `.cursor/mcp.json`, or the
     same under `~/.cursor/`."""
     p = "cursor"
-    base = Path.home() / ".cursor" if scope.project is None else scope.project / ".cursor"
+    base = config_dir(p) if scope.project is None else scope.project / ".cursor"
     pre = cmd.hook(p, "pretooluse")
     matcher = "Shell|Read|Grep|WebFetch|Task|MCP:.*"
     hooks = (
@@ -437,7 +451,7 @@ def kiro(scope: Scope, cmd: Command) -> PlatformPlan:
     """A `ctxmode` agent in `.kiro/agents/ctxmode.json` (Kiro CLI 2.x hooks live in agent
     definitions; matchers are globs, one per entry) + `.kiro/settings/mcp.json`."""
     p = "kiro"
-    base = Path.home() / ".kiro" if scope.project is None else scope.project / ".kiro"
+    base = config_dir(p) if scope.project is None else scope.project / ".kiro"
     pre = cmd.hook(p, "pretooluse")
     hooks: list[HookEntry] = [
         _flat(cmd.hook(p, "agentspawn"), "agentSpawn", {"command": cmd.hook(p, "agentspawn")}),
@@ -480,7 +494,7 @@ def opencode(scope: Scope, cmd: Command) -> PlatformPlan:
     <event>`) + `mcp.ctxmode` in `opencode.json`; global: under `$XDG_CONFIG_HOME/opencode/`."""
     p = "opencode"
     if scope.project is None:
-        base = xdg_config() / "opencode"
+        base = config_dir(p)
         plugins = base / "plugins"
     else:
         base = scope.project

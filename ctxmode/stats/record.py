@@ -6,10 +6,11 @@ per session and tool), then rewrites the project's stats file,
 totals, so a status line shows them without opening SQLite. The database is the record;
 the file is a copy that is always rebuilt from it, so the two never drift.
 
-Which session a call belongs to: ``CTXMODE_SESSION_ID`` / ``CLAUDE_SESSION_ID`` when the
-host sets one; else the project's session the hooks saw active in the last day (hosts
-start one MCP server per conversation, and the SessionStart hook records it first); else
-``pid-<parent pid>``, the same id hooks give a host that names no session.
+Which session a call belongs to: ``CTXMODE_SESSION_ID``, or a host's session variable
+(``CLAUDE_SESSION_ID``, ``CODEX_THREAD_ID``, ...) when the host sets one; else the project's
+session the hooks saw active in the last day (hosts start one MCP server per conversation,
+and the SessionStart hook records it first); else ``pid-<parent pid>``, the same id hooks
+give a host that names no session.
 """
 
 import json
@@ -27,7 +28,6 @@ from ctxmode.stats.model import Usage, total
 
 log = logging.getLogger("ctxmode.stats")
 
-HOST_SESSION_ENV_VAR = "CLAUDE_SESSION_ID"
 ACTIVE_WITHIN_S = 86_400
 STATS_FILE_VERSION = 1
 
@@ -61,8 +61,14 @@ def snapshot(sdb: SessionDB, session_id: str, project_dir: str) -> dict[str, Any
 
 
 def session_from_env() -> str | None:
-    """``CTXMODE_SESSION_ID``, else the host's ``CLAUDE_SESSION_ID``."""
-    return settings.session_id() or os.environ.get(HOST_SESSION_ENV_VAR, "").strip() or None
+    """``CTXMODE_SESSION_ID``, else a host's session variable (``CLAUDE_SESSION_ID``, ...:
+    the platform descriptors' ``session_vars``)."""
+    from ctxmode.platforms import descriptors
+
+    found = settings.session_id()
+    for var in (v for host in descriptors() for v in host.session_vars):
+        found = found or os.environ.get(var, "").strip()
+    return found or None
 
 
 class Recorder:
