@@ -23,7 +23,7 @@ from typing import NamedTuple
 from urllib.parse import urlsplit
 
 from ctxmode.fetch.errors import UnsupportedContentError
-from ctxmode.store.chunking import (
+from ctxmode.store.kinds import (
     JSON_EXTENSIONS,
     MARKDOWN_EXTENSIONS,
     PLAIN_EXTENSIONS,

@@ -281,10 +281,3 @@ def fetch_and_index(
     # A label asked for twice was fetched once; both lines report it.
     results = tuple(done[r.label] for r in requests)
     return FetchReport(results, single=isinstance(urls, str), concurrency=workers)
-
-
-def render_report(report: FetchReport) -> str:
-    """The ``ctx_fetch_and_index`` response text (see `ctxmode.fetch.render`)."""
-    from ctxmode.fetch.render import render_report as render
-
-    return render(report)

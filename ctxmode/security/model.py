@@ -1,13 +1,15 @@
 """The vocabulary of the policy: decisions, rules, policies, verdicts and explanations.
 
-Every other module of `ctxmode.security` speaks in these types. This one loads none of
-them: `Verdict.message` imports `ctxmode.security.messages` only when called.
+Every other module of `ctxmode.security` speaks in these types, and a denying verdict's
+wording (`deny_message`) lives with them.
 """
 
 import sys
 from enum import Enum
 from pathlib import Path
-from typing import NamedTuple
+from typing import Literal, NamedTuple
+
+from ctxmode import settings
 
 
 class Decision(str, Enum):
@@ -141,9 +143,6 @@ class Verdict(NamedTuple):
     @property
     def message(self) -> str | None:
         """The hook-surface deny message (`deny_message`), ``None`` unless denied."""
-        # Imported on use: the messages module builds on this one.
-        from ctxmode.security.messages import deny_message
-
         return deny_message(self) if self.denied else None
 
 
@@ -168,3 +167,42 @@ class Explanation(NamedTuple):
     @property
     def decided_by(self) -> Rule | None:
         return self.verdict.rule
+
+
+Surface = Literal["hook", "server"]
+
+
+def deny_message(
+    verdict: Verdict, *, surface: Surface = "hook", batch_label: str | None = None
+) -> str:
+    """The user-facing text of a deny, in upstream's wording (as in upstream).
+
+    ``surface="hook"``: ``Blocked by security policy: matches deny pattern Bash(sudo *)``
+    (``shell code matches ...``, ``batch command "<label>" matches ...``, ``file path
+    matches Read deny pattern <glob>``). ``surface="server"``: ``Command blocked by
+    security policy: ...`` and ``File access blocked by security policy: path matches
+    Read deny pattern <glob>``. A fail-closed verdict names the variable that bypasses it.
+    """
+    rule = verdict.rule
+    if rule is None:
+        env = settings.REQUIRE_SECURITY.name
+        return (
+            f"ctxmode: security policy unavailable ({verdict.reason or 'unknown error'}) and "
+            f"{env}=1 — fail-closed engaged. Fix the settings file, or unset {env} "
+            "(or set it to 0) to bypass."
+        )
+    if verdict.subject is Subject.PATH:
+        glob = rule.specifier if rule.specifier is not None else rule.raw
+        if surface == "server":
+            return f"File access blocked by security policy: path matches Read deny pattern {glob}"
+        return f"Blocked by security policy: file path matches Read deny pattern {glob}"
+    if verdict.subject is Subject.EMBEDDED:
+        what = f'embedded shell command "{verdict.embedded}" matches'
+    elif batch_label is not None and surface == "hook":
+        what = f'batch command "{batch_label}" matches'
+    elif verdict.subject is Subject.SHELL_CODE and surface == "hook":
+        what = "shell code matches"
+    else:
+        what = "matches"
+    prefix = "Command blocked" if surface == "server" else "Blocked"
+    return f"{prefix} by security policy: {what} deny pattern {rule.raw}"

@@ -1,5 +1,5 @@
 """Split text into searchable chunks: markdown (and reStructuredText), plain text, JSON;
-source code in `codechunks`.
+source code in `codechunks`; `kinds` picks the chunker for a file or a kind.
 
 Every chunker is a pure function ``str -> list[Chunk]``. A chunk carries the title shown to
 the agent (heading path, JSON key path or definition name), its text, whether it is code or
@@ -391,42 +391,3 @@ def chunk_json(text: str) -> list[Chunk]:
 
 
 # --------------------------------------------------------------------------- dispatch
-
-MARKDOWN_EXTENSIONS = frozenset({".md", ".markdown", ".mdx", ".rst", ".mkd", ".mdown", ".qmd"})
-JSON_EXTENSIONS = frozenset({".json", ".jsonl", ".geojson", ".ipynb", ".har"})
-PLAIN_EXTENSIONS = frozenset({".txt", ".log", ".csv", ".tsv", ".out", ".text"})
-
-
-def kind_for_name(name: str | None) -> str:
-    """``markdown``, ``json``, ``plain`` or a code language, judged from a file name."""
-    if not name:
-        return "markdown"
-    lowered = name.lower()
-    dot = lowered.rfind(".")
-    ext = lowered[dot:] if dot > lowered.rfind("/") else ""
-    if ext in MARKDOWN_EXTENSIONS:
-        return "markdown"
-    if ext in JSON_EXTENSIONS:
-        return "json"
-    from ctxmode.store.codechunks import EXTENSION_LANGUAGE
-
-    if ext in EXTENSION_LANGUAGE:
-        return EXTENSION_LANGUAGE[ext]
-    if ext in PLAIN_EXTENSIONS:
-        return "plain"
-    return "markdown"
-
-
-def chunk_text(text: str, kind: str = "markdown") -> list[Chunk]:
-    """Chunk `text` as `kind` (see `kind_for_name`)."""
-    if not text.strip():
-        return []
-    if kind == "markdown":
-        return chunk_markdown(text)
-    if kind == "plain":
-        return chunk_plain(text)
-    if kind == "json":
-        return chunk_json(text)
-    from ctxmode.store.codechunks import chunk_code
-
-    return chunk_code(text, kind)

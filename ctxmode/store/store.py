@@ -22,8 +22,9 @@ from pathlib import Path
 from ctxmode import db
 from ctxmode.errors import CtxError, StoreError
 from ctxmode.store import query as q
-from ctxmode.store.chunking import Chunk, chunk_text, kind_for_name
+from ctxmode.store.chunking import Chunk
 from ctxmode.store.files import MAX_FILE_BYTES, FileText, read_text_file
+from ctxmode.store.kinds import chunk_text, kind_for_name
 from ctxmode.store.ranking import Scorer
 from ctxmode.store.schema import MIGRATIONS
 from ctxmode.store.text import (

@@ -8,7 +8,7 @@ import pytest
 
 from ctxmode.fetch.convert import convert, decode_text
 from ctxmode.fetch.errors import UnsupportedContentError
-from ctxmode.store.chunking import chunk_text
+from ctxmode.store.kinds import chunk_text
 
 from .support import PAGE
 

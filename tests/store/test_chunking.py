@@ -6,7 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from ctxmode.store.chunking import MAX_CHUNK_BYTES, chunk_text, kind_for_name
+from ctxmode.store.chunking import MAX_CHUNK_BYTES
+from ctxmode.store.kinds import chunk_text, kind_for_name
 
 FIXTURES = Path(__file__).parent / "fixtures" / "code"
 
