@@ -137,3 +137,43 @@ def test_live_servers_survives_a_kill_that_fails_oddly(monkeypatch):
 
 def test_read_markers_of_a_missing_folder_is_empty(tmp_path):
     assert readiness.read_markers(tmp_path / "nowhere") == []
+
+
+def test_a_starting_server_counts_as_live_and_a_dead_one_is_stale(tmp_path):
+    root = data_root()
+    readiness.write_marker(root, tmp_path, readiness.STARTING)
+    dead = _dead_pid()
+    _marker(dead, {"pid": dead, "project_dir": str(tmp_path), "state": "starting"})
+
+    found = {m.pid: m for m in readiness.read_markers(root)}
+    assert (found[os.getpid()].state, found[os.getpid()].live) == ("starting", True)
+    assert (found[dead].state, found[dead].live) == ("starting", False)
+    assert readiness.live_servers(root) == [os.getpid()]
+
+
+def test_a_marker_without_state_reads_as_ready(tmp_path):
+    _marker(os.getpid(), {"pid": os.getpid(), "project_dir": str(tmp_path)})
+    [found] = readiness.read_markers(data_root())
+    assert found.state == readiness.READY
+
+
+def test_a_marker_that_cannot_be_renamed_into_place_leaves_no_temporary_file(tmp_path):
+    root = data_root()
+    target = readiness.markers_dir(root) / f"{os.getpid()}.json"
+    (target / "occupied").mkdir(parents=True)  # a non-empty directory where the marker goes
+
+    with pytest.raises(OSError):
+        readiness.write_marker(root, tmp_path, readiness.STARTING)
+    assert sorted(p.name for p in readiness.markers_dir(root).iterdir()) == [target.name]
+
+
+def test_a_marker_write_that_fills_the_disk_leaves_no_temporary_file(tmp_path, monkeypatch):
+    def full_disk(path, text, encoding=None, errors=None, newline=None):
+        with open(path, "w", encoding=encoding) as handle:
+            handle.write(text[:3])
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    monkeypatch.setattr(readiness.Path, "write_text", full_disk)
+    with pytest.raises(OSError, match="No space left"):
+        readiness.write_marker(data_root(), tmp_path, readiness.STARTING)
+    assert list(readiness.markers_dir(data_root()).iterdir()) == []

@@ -148,10 +148,14 @@ def answer_opening(
             except early.Unsure:
                 reading = False
                 break
-            if response is not None:
-                text = json.dumps(response, ensure_ascii=False, separators=(",", ":"))
-                wire.write(text.encode("utf-8") + b"\n")
-                answered.append(response)
+            if response is None:
+                continue
+            try:
+                wire.write(json.dumps(response, separators=(",", ":")).encode("ascii") + b"\n")
+            except OSError:  # the client is gone: the SDK meets the closed pipe too
+                reading = False
+                break
+            answered.append(response)
 
 
 def _publish(where: paths.ProjectPaths, state: str) -> tuple[Path | None, OSError | None]:

@@ -216,6 +216,8 @@ class Opening:
         if self.era is None:
             return self._first(msg_id, method, params)
         if self.era == "handshake":
+            if method == "initialize" and not self.initialized:
+                return self._initialize(msg_id, params)
             if method == "ping" and _plain(params):
                 return _result(msg_id, {})
             if method in _LISTS and self.initialized and _plain(params):

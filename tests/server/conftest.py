@@ -15,6 +15,8 @@ from ctxmode.security import settings as security_settings
 from ctxmode.server.app import build_server, new_state
 from ctxmode.server.state import ServerState
 
+from .support import RawServer, kill_all
+
 
 @pytest.fixture
 def anyio_backend() -> str:
@@ -65,3 +67,20 @@ def fresh_runtimes() -> Iterator[None]:
     runtimes._detect.cache_clear()
     yield
     runtimes._detect.cache_clear()
+
+
+@pytest.fixture
+def data_root(_isolated_env: Path) -> Path:
+    return _isolated_env
+
+
+@pytest.fixture
+def started() -> Iterator[list[Any]]:
+    """Servers and pids a test starts; whatever is still alive at teardown is killed."""
+    things: list[Any] = []
+    yield things
+    for thing in things:
+        if isinstance(thing, RawServer):
+            thing.shutdown()
+        else:
+            kill_all([thing])

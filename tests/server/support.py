@@ -1,6 +1,12 @@
-"""Helpers shared by the server tests: one tool call, deny rules, bounded polls."""
+"""Helpers shared by the server tests: one tool call, deny rules, bounded polls, and a
+raw JSON-RPC peer of a real `ctxmode serve` process."""
 
 import json
+import os
+import queue
+import subprocess
+import sys
+import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -63,3 +69,112 @@ def kill_all(pids: list[int]) -> None:
             psutil.Process(pid).kill()
         except psutil.Error:  # noqa: PERF203 - each may already be gone
             pass
+
+
+SERVE = [sys.executable, "-m", "ctxmode", "serve", "--project"]
+INIT = {
+    "protocolVersion": "2025-11-25",
+    "capabilities": {},
+    "clientInfo": {"name": "ctxmode-tests", "version": "0"},
+}
+
+
+def server_env(data_root: Path, home: Path) -> dict[str, str]:
+    """What an MCP client gives a server: a minimal environment."""
+    return {"PATH": os.environ["PATH"], "CTXMODE_DIR": str(data_root), "HOME": str(home)}
+
+
+class RawServer:
+    """A JSON-RPC peer over a child's pipes; stdout lines are collected by a thread."""
+
+    def __init__(self, proc: "subprocess.Popen[bytes]", server_pid: int | None = None) -> None:
+        self.proc = proc
+        self.pid = server_pid if server_pid is not None else proc.pid
+        self.lines: list[bytes] = []
+        self._inbox: queue.Queue[bytes | None] = queue.Queue()
+        self._reader = threading.Thread(target=self._read, daemon=True)
+        self._reader.start()
+
+    def _read(self) -> None:
+        assert self.proc.stdout is not None
+        for line in self.proc.stdout:
+            self.lines.append(line)
+            self._inbox.put(line)
+        self._inbox.put(None)
+
+    def send(self, message: dict[str, Any]) -> None:
+        assert self.proc.stdin is not None
+        self.proc.stdin.write(json.dumps(message).encode("utf-8") + b"\n")
+        self.proc.stdin.flush()
+
+    def request(self, id_: Any, method: str, params: dict[str, Any] | None = None) -> None:
+        message: dict[str, Any] = {"jsonrpc": "2.0", "id": id_, "method": method}
+        if params is not None:
+            message["params"] = params
+        self.send(message)
+
+    def response(self, id_: Any, within: float = CALL_S) -> dict[str, Any]:
+        """The next message answering `id_` (other messages are skipped, kept in lines)."""
+        while True:
+            try:
+                line = self._inbox.get(timeout=within)
+            except queue.Empty:
+                raise AssertionError(f"no answer to request {id_!r} within {within}s") from None
+            if line is None:
+                raise AssertionError(f"stdout closed before request {id_!r} was answered")
+            message = json.loads(line)
+            if message.get("id") == id_ and ("result" in message or "error" in message):
+                return message
+
+    def initialize(self) -> None:
+        self.request(0, "initialize", INIT)
+        assert "result" in self.response(0)
+        self.send({"jsonrpc": "2.0", "method": "notifications/initialized"})
+
+    def call_tool(self, id_: Any, name: str, arguments: dict[str, Any]) -> dict[str, Any]:
+        self.request(id_, "tools/call", {"name": name, "arguments": arguments})
+        return self.response(id_)["result"]
+
+    def close_stdin(self) -> None:
+        assert self.proc.stdin is not None
+        self.proc.stdin.close()
+
+    def stdout_closed(self, within: float = EXIT_WITHIN_S) -> None:
+        self._reader.join(within)
+        assert not self._reader.is_alive(), "server stdout still open"
+
+    def shutdown(self) -> None:
+        """Teardown: close our pipe ends, kill what still runs, reap the child."""
+        assert self.proc.stdin is not None and self.proc.stdout is not None
+        if not self.proc.stdin.closed:
+            self.proc.stdin.close()
+        kill_all([self.pid, self.proc.pid])
+        self.proc.wait()
+        self._reader.join(EXIT_WITHIN_S)
+        self.proc.stdout.close()
+
+
+def start_process(
+    tmp_path: Path, argv: list[str], data_root: Path, **env: str
+) -> "subprocess.Popen[bytes]":
+    """`argv` with piped stdin/stdout, stderr to tmp_path/server.stderr, an MCP client's
+    minimal environment (plus `env`) and tmp_path as working directory."""
+    with (tmp_path / "server.stderr").open("wb") as stderr:
+        return subprocess.Popen(
+            argv,
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=stderr,
+            env={**server_env(data_root, tmp_path / "home"), **env},
+            cwd=tmp_path,
+        )
+
+
+def spawn_server(tmp_path: Path, project: Path, data_root: Path, started: list[Any]) -> RawServer:
+    server = RawServer(start_process(tmp_path, [*SERVE, str(project)], data_root))
+    started.append(server)
+    return server
+
+
+def marker(data_root: Path, pid: int) -> Path:
+    return data_root / "servers" / f"{pid}.json"

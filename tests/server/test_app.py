@@ -1,7 +1,11 @@
 """The dispatcher: every failure is an isError result carrying our own message, never the
 SDK's generic text, and the server keeps serving afterwards."""
 
+import mcp_types as types
 import pytest
+from mcp.shared.message import SessionMessage
+
+from ctxmode.server.app import _Answered
 
 from .support import call
 
@@ -72,3 +76,16 @@ async def test_fetch_without_url_or_requests_is_a_usage_error(client, args):
         "ctx_fetch_and_index requires either `url` (single) or "
         "`requests: [{url, source?}, ...]` (batch)."
     )
+
+
+def test_the_sdks_answer_to_a_request_answered_at_start_up_is_dropped_and_checked(caplog):
+    sent = {"jsonrpc": "2.0", "id": 0, "result": {"prompts": []}}
+    answered = _Answered([sent])
+
+    def sdk(id_: object, result: dict[str, object]) -> SessionMessage:
+        return SessionMessage(types.JSONRPCResponse(jsonrpc="2.0", id=id_, result=result))
+
+    assert not answered.drop(sdk("0", {"prompts": []}))  # another request: id "0" is not 0
+    assert answered.drop(sdk(0, {"prompts": [], "extra": 1}))
+    assert "answered 0 at start-up" in caplog.text  # it differed: said so, in the log
+    assert not answered.drop(sdk(0, {"prompts": []}))  # dropped once only

@@ -3,27 +3,27 @@ stdio, and how it ends (stdin EOF, SIGTERM, the client dying) without leaving a 
 behind. The process boundary is what is under test, so these spawn real servers."""
 
 import json
-import os
-import queue
 import signal
-import subprocess
 import sys
-import threading
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import anyio
-import pytest
 
-from .support import CALL_S, EXIT_WITHIN_S, alive, kill_all, survivors, wait_until
-
-SERVE = [sys.executable, "-m", "ctxmode", "serve", "--project"]
-INIT = {
-    "protocolVersion": "2025-11-25",
-    "capabilities": {},
-    "clientInfo": {"name": "ctxmode-tests", "version": "0"},
-}
+from .support import (
+    CALL_S,
+    EXIT_WITHIN_S,
+    INIT,
+    SERVE,
+    RawServer,
+    alive,
+    marker,
+    server_env,
+    spawn_server,
+    start_process,
+    survivors,
+    wait_until,
+)
 
 # The sandboxed code of the background tests: start a grandchild that records its pid and
 # sleeps 300 s, record our own pid, say so, then sleep past the timeout (so the run is
@@ -43,118 +43,6 @@ open(child_file, "w").write(f"{{os.getpid()}}\\n")
 print("grandchild up", flush=True)
 time.sleep(300)
 """
-
-
-def server_env(data_root: Path, home: Path) -> dict[str, str]:
-    """What an MCP client gives a server: a minimal environment."""
-    return {"PATH": os.environ["PATH"], "CTXMODE_DIR": str(data_root), "HOME": str(home)}
-
-
-class RawServer:
-    """A JSON-RPC peer over a child's pipes; stdout lines are collected by a thread."""
-
-    def __init__(self, proc: "subprocess.Popen[bytes]", server_pid: int | None = None) -> None:
-        self.proc = proc
-        self.pid = server_pid if server_pid is not None else proc.pid
-        self.lines: list[bytes] = []
-        self._inbox: queue.Queue[bytes | None] = queue.Queue()
-        self._reader = threading.Thread(target=self._read, daemon=True)
-        self._reader.start()
-
-    def _read(self) -> None:
-        assert self.proc.stdout is not None
-        for line in self.proc.stdout:
-            self.lines.append(line)
-            self._inbox.put(line)
-        self._inbox.put(None)
-
-    def send(self, message: dict[str, Any]) -> None:
-        assert self.proc.stdin is not None
-        self.proc.stdin.write(json.dumps(message).encode("utf-8") + b"\n")
-        self.proc.stdin.flush()
-
-    def request(self, id_: Any, method: str, params: dict[str, Any] | None = None) -> None:
-        message: dict[str, Any] = {"jsonrpc": "2.0", "id": id_, "method": method}
-        if params is not None:
-            message["params"] = params
-        self.send(message)
-
-    def response(self, id_: Any, within: float = CALL_S) -> dict[str, Any]:
-        """The next message answering `id_` (other messages are skipped, kept in lines)."""
-        while True:
-            try:
-                line = self._inbox.get(timeout=within)
-            except queue.Empty:
-                raise AssertionError(f"no answer to request {id_!r} within {within}s") from None
-            if line is None:
-                raise AssertionError(f"stdout closed before request {id_!r} was answered")
-            message = json.loads(line)
-            if message.get("id") == id_ and ("result" in message or "error" in message):
-                return message
-
-    def initialize(self) -> None:
-        self.request(0, "initialize", INIT)
-        assert "result" in self.response(0)
-        self.send({"jsonrpc": "2.0", "method": "notifications/initialized"})
-
-    def call_tool(self, id_: Any, name: str, arguments: dict[str, Any]) -> dict[str, Any]:
-        self.request(id_, "tools/call", {"name": name, "arguments": arguments})
-        return self.response(id_)["result"]
-
-    def close_stdin(self) -> None:
-        assert self.proc.stdin is not None
-        self.proc.stdin.close()
-
-    def stdout_closed(self, within: float = EXIT_WITHIN_S) -> None:
-        self._reader.join(within)
-        assert not self._reader.is_alive(), "server stdout still open"
-
-    def shutdown(self) -> None:
-        """Teardown: close our pipe ends, kill what still runs, reap the child."""
-        assert self.proc.stdin is not None and self.proc.stdout is not None
-        if not self.proc.stdin.closed:
-            self.proc.stdin.close()
-        kill_all([self.pid, self.proc.pid])
-        self.proc.wait()
-        self._reader.join(EXIT_WITHIN_S)
-        self.proc.stdout.close()
-
-
-@pytest.fixture
-def data_root(_isolated_env: Path) -> Path:
-    return _isolated_env
-
-
-@pytest.fixture
-def started() -> Iterator[list[Any]]:
-    """Servers and pids a test starts; whatever is still alive at teardown is killed."""
-    things: list[Any] = []
-    yield things
-    for thing in things:
-        if isinstance(thing, RawServer):
-            thing.shutdown()
-        else:
-            kill_all([thing])
-
-
-def spawn_server(tmp_path: Path, project: Path, data_root: Path, started: list[Any]) -> RawServer:
-    stderr = (tmp_path / "server.stderr").open("wb")
-    proc = subprocess.Popen(
-        [*SERVE, str(project)],
-        stdin=subprocess.PIPE,
-        stdout=subprocess.PIPE,
-        stderr=stderr,
-        env=server_env(data_root, tmp_path / "home"),
-        cwd=tmp_path,
-    )
-    stderr.close()
-    server = RawServer(proc)
-    started.append(server)
-    return server
-
-
-def marker(data_root: Path, pid: int) -> Path:
-    return data_root / "servers" / f"{pid}.json"
 
 
 def start_background_run(server: RawServer, tmp_path: Path, started: list[Any]) -> list[int]:
@@ -325,9 +213,45 @@ def test_readiness_marker_exists_while_serving_and_goes_on_eof(
     server = spawn_server(tmp_path, project, data_root, started)
     server.initialize()
     assert marker(data_root, server.pid).is_file()
+    server.call_tool(1, "ctx_stats", {})  # answered by the SDK: the server is up
+    body = json.loads(marker(data_root, server.pid).read_text(encoding="utf-8"))
+    assert body["state"] == "ready"
     server.close_stdin()
     assert server.proc.wait(EXIT_WITHIN_S) == 0
     assert not marker(data_root, server.pid).exists()
+
+
+def test_a_server_that_cannot_publish_its_marker_still_serves(
+    tmp_path, project, data_root, started
+):
+    (data_root / "servers").write_text("not a folder", encoding="utf-8")
+    server = spawn_server(tmp_path, project, data_root, started)
+    server.initialize()
+    result = server.call_tool(1, "ctx_execute", {"language": "shell", "code": "echo up"})
+    assert (result["content"][0]["text"], result["isError"]) == ("up\n", False)
+    server.close_stdin()
+    assert server.proc.wait(EXIT_WITHIN_S) == 0
+    stderr = (tmp_path / "server.stderr").read_text(encoding="utf-8")
+    assert "cannot publish the readiness marker" in stderr
+    assert (data_root / "servers").read_text(encoding="utf-8") == "not a folder"
+
+
+def test_every_request_is_answered_exactly_once(tmp_path, project, data_root, started):
+    """The opening is answered before the SDK runs, and the SDK reads it again: its own
+    answers to it must not reach the client a second time."""
+    server = spawn_server(tmp_path, project, data_root, started)
+    server.request(0, "initialize", INIT)
+    server.send({"jsonrpc": "2.0", "method": "notifications/initialized"})
+    for id_, method in [(1, "tools/list"), ("p", "ping"), (2, "prompts/list")]:
+        server.request(id_, method)
+    server.request(3, "tools/call", {"name": "ctx_stats", "arguments": {}})
+    server.request(4, "tools/list")
+    server.close_stdin()
+    server.stdout_closed()
+    assert server.proc.wait(EXIT_WITHIN_S) == 0
+    ids = [json.loads(line)["id"] for line in server.lines]
+    assert sorted(ids, key=str) == [0, 1, 2, 3, 4, "p"]
+    assert "at start-up" not in (tmp_path / "server.stderr").read_text(encoding="utf-8")
 
 
 def test_closing_stdin_stops_the_server_and_its_background_runs(
@@ -364,16 +288,11 @@ def test_server_exits_when_its_client_process_dies(tmp_path, project, data_root,
     # The client parent shares its pipes with the server and is then SIGKILLed; we keep
     # the server's stdin open, so only the parent-death watchdog can notice.
     pid_file = tmp_path / "server.pid"
-    stderr = (tmp_path / "server.stderr").open("wb")
-    parent = subprocess.Popen(
+    parent = start_process(
+        tmp_path,
         [sys.executable, "-c", INTERMEDIATE, str(pid_file), *SERVE, str(project)],
-        stdin=subprocess.PIPE,
-        stdout=subprocess.PIPE,
-        stderr=stderr,
-        env=server_env(data_root, tmp_path / "home"),
-        cwd=tmp_path,
+        data_root,
     )
-    stderr.close()
     assert wait_until(lambda: pid_file.is_file() and pid_file.read_text().endswith("\n"))
     server_pid = int(pid_file.read_text())
     server = RawServer(parent, server_pid)
