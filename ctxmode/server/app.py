@@ -14,7 +14,7 @@ import json
 import logging
 import os
 from contextlib import AsyncExitStack
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import anyio
 import mcp_types as types
@@ -25,13 +25,11 @@ from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 from ctxmode import __version__, paths, readiness
 from ctxmode.errors import CtxError
 from ctxmode.server import early, lifecycle, meta, results, tools
+from ctxmode.server.handoff import Handoff
 from ctxmode.server.pipes import event_loop_pipes
 from ctxmode.server.state import ServerState
 from ctxmode.server.tools import Call
 from ctxmode.stats.model import Usage
-
-if TYPE_CHECKING:
-    from ctxmode.server.boot import Handoff
 
 log = logging.getLogger("ctxmode.server")
 
@@ -298,7 +296,7 @@ class _WatchedWrite:
         return await self._inner.__aexit__(*exc)
 
 
-async def serve_stdio(state: ServerState, handoff: "Handoff") -> None:
+async def serve_stdio(state: ServerState, handoff: Handoff) -> None:
     """Serve until stdin closes (after answering what is in flight), a signal arrives or
     the parent dies; then stop every run and remove the readiness marker."""
     from mcp.server.stdio import stdio_server
@@ -341,7 +339,7 @@ async def serve_stdio(state: ServerState, handoff: "Handoff") -> None:
         tasks.cancel_scope.cancel()
 
 
-def serve(state: ServerState, handoff: "Handoff") -> None:
+def serve(state: ServerState, handoff: Handoff) -> None:
     """Serve the protocol over what `ctxmode.server.boot` hands over, until the end."""
     try:
         anyio.run(serve_stdio, state, handoff)

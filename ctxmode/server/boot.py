@@ -26,13 +26,13 @@ import signal
 import sys
 import threading
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from pathlib import Path
 from types import FrameType
 from typing import Any
 
 from ctxmode import paths, readiness
 from ctxmode.server import early, pipes
+from ctxmode.server.handoff import Handoff
 
 LOG_BYTES = 1024 * 1024
 LOG_BACKUPS = 3
@@ -68,17 +68,6 @@ def setup_logging(logs_dir: Path) -> None:
         logging.Formatter("%(asctime)s %(process)d %(levelname)s %(name)s: %(message)s")
     )
     root.addHandler(handler)
-
-
-@dataclass
-class Handoff:
-    """What the SDK server takes over from the start-up."""
-
-    wire: pipes.Wire | None  # None: stdin/stdout are not pipes, the SDK's transport serves
-    marker: Path | None  # the readiness marker, None if it could not be written
-    parent: int  # the parent process at start-up, for the watchdog
-    prefix: bytes = b""  # read from the wire before the SDK ran: it reads these first
-    answered: list[dict[str, Any]] = field(default_factory=list)  # responses already sent
 
 
 class _Loader(threading.Thread):
