@@ -23,13 +23,13 @@ from typing import NamedTuple
 from urllib.parse import urlsplit
 
 from ctxmode.fetch.errors import UnsupportedContentError
+from ctxmode.store.codechunks import EXTENSION_LANGUAGE
 from ctxmode.store.kinds import (
     JSON_EXTENSIONS,
     MARKDOWN_EXTENSIONS,
     PLAIN_EXTENSIONS,
     kind_for_name,
 )
-from ctxmode.store.codechunks import EXTENSION_LANGUAGE
 
 HTML_TYPES = frozenset({"text/html", "application/xhtml+xml"})
 MARKDOWN_TYPES = frozenset({"text/markdown", "text/x-markdown"})
