@@ -29,11 +29,28 @@ MAX_REFS = 10
 REF_SCAN_CHARS = 8192
 
 _EDIT_COMMANDS = frozenset({"str_replace", "insert", "append", "edit", "replace", "patch"})
-_RULE_FILE = LazyPattern(
-    r"(?i)(?:claude\.md|agents\.md|agents\.override\.md|gemini\.md|qwen\.md|kiro\.md"
-    r"|/copilot-instructions\.md|/context-mode\.mdc)$"
-    r"|[/\\]\.claude[/\\]|[/\\]memor(?:y|ies)[/\\][^/\\]+\.md$"
+# Instruction files beyond the hosts' memory files (their descriptors name those): Kiro
+# steering, Cursor rules, anything under .claude/, agents' memory folders.
+_OTHER_RULE_FILE = LazyPattern(
+    r"(?i)(?:kiro\.md|/context-mode\.mdc)$|/\.claude/|/memor(?:y|ies)/[^/]+\.md$"
 )
+_MEMORY_NAMES: list[frozenset[str]] = []
+
+
+def is_rule_file(path: str) -> bool:
+    """A file a host loads as instructions: a platform's memory file (``CLAUDE.md``,
+    ``AGENTS.md``, ...), or one of `_OTHER_RULE_FILE`."""
+    norm = path.replace("\\", "/")
+    if not _MEMORY_NAMES:
+        from ctxmode.platforms import descriptors
+
+        names = {t.rsplit("/", 1)[-1].lower() for h in descriptors() for t in h.memory_files}
+        _MEMORY_NAMES.append(frozenset(names))
+    return norm.rsplit("/", 1)[-1].lower() in _MEMORY_NAMES[0] or bool(
+        _OTHER_RULE_FILE.search(norm)
+    )
+
+
 _EXIT_CODE = LazyPattern(
     r"(?im)^\W{0,3}(?:exit(?:ed with)? (?:code|status)|process exited with code)\s*:?\s*"
     r"(-?[1-9]\d*)\b"
@@ -224,7 +241,7 @@ def _file_events(event: HookEvent, failed: bool) -> list[Event]:
         return out
     if tool == "Read":
         for path in event.paths:
-            if _RULE_FILE.search(path.replace("\\", "/")):
+            if is_rule_file(path):
                 out.append(Event("rule", path))
                 content = _file_content(event.tool_response)
                 if content.strip():

@@ -7,6 +7,7 @@ import pytest
 
 from ctxmode.session.extract import (
     is_error,
+    is_rule_file,
     prompt_events,
     response_text,
     stop_events,
@@ -391,3 +392,18 @@ def test_stop_records_the_turn_end_with_its_status():
     codex = hook_event("stop", raw={"stop_hook_active": False, "last_assistant_message": "Done."})
     assert _pairs(stop_events(cursor)) == [("turn_end", "turn ended (completed)")]
     assert _pairs(stop_events(codex)) == [("turn_end", "turn ended\nDone.")]
+
+
+@pytest.mark.parametrize(
+    ("path", "rule"),
+    [
+        ("/home/dev/.qwen/QWEN.md", True),
+        ("/p/.github/copilot-instructions.md", True),
+        ("C:\\repo\\AGENTS.override.md", True),
+        ("/p/.claude/agents/reviewer.md", True),
+        ("/p/docs/notes.md", False),
+        ("/p/claude.md.bak", False),
+    ],
+)
+def test_rule_files_are_every_platforms_memory_files_and_the_known_others(path, rule):
+    assert is_rule_file(path) is rule
