@@ -140,10 +140,16 @@ def read_markers(root: Path) -> list[Marker]:
 
 def live_servers(root: Path) -> list[int]:
     """PIDs of running servers, starting or ready; stale markers are removed on the way."""
-    alive = []
-    for pid, path in _marker_files(markers_dir(root)):
-        if pid_alive(pid):
-            alive.append(pid)
+    return [marker.pid for marker in live_markers(root)]
+
+
+def live_markers(root: Path) -> list[Marker]:
+    """The markers of running servers (with the project each serves); stale markers are
+    removed on the way."""
+    live = []
+    for marker in read_markers(root):
+        if marker.live:
+            live.append(marker)
         else:
-            remove_marker(path)
-    return alive
+            remove_marker(marker.path)
+    return live

@@ -98,7 +98,8 @@ def event_items(session_db: Path, query: str, limit: int) -> list[Item]:
 
 def _memory_candidates(project_dir: Path, home: Path) -> Iterable[tuple[str, Path]]:
     """Every platform's memory files (its descriptor's, config variables such as
-    ``CLAUDE_CONFIG_DIR`` or ``CODEX_HOME`` honoured), each file once, project first."""
+    ``CLAUDE_CONFIG_DIR`` or ``CODEX_HOME`` honoured), each file once, the project's first
+    (labelled by their path under the project, the others under the home directory)."""
     import os
 
     from ctxmode.platforms import descriptors
@@ -107,17 +108,15 @@ def _memory_candidates(project_dir: Path, home: Path) -> Iterable[tuple[str, Pat
     env = {**os.environ, "HOME": str(home)}
     found = dict.fromkeys(p for h in descriptors() for p in memory_files(h, project_dir, env))
     root, user = project_dir.resolve(), home.resolve()
-    same = root == user
-    for path in sorted(found, key=lambda p: not p.resolve().is_relative_to(root)):
-        inside = path.resolve().is_relative_to(root)
-        if same and not inside:
-            continue
-        base, scope = (root, "project") if inside else (user, "user")
-        try:
-            label = path.resolve().relative_to(base).as_posix()
-        except ValueError:
-            label = str(path)
-        yield f"{scope}/{label}", path
+    placed = []
+    for path in found:
+        real = path.resolve()
+        inside = real.is_relative_to(root)
+        base = root if inside else user
+        label = real.relative_to(base).as_posix() if real.is_relative_to(base) else str(path)
+        placed.append((not inside, f"{'project' if inside else 'user'}/{label}", path))
+    for _, label, path in sorted(placed, key=lambda item: item[0]):
+        yield label, path
 
 
 def _passage(text: str, at: int) -> str:

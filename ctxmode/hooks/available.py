@@ -17,14 +17,9 @@ def live_for(project: Path) -> tuple[bool, bool]:
     """(any ctxmode server is live, one of them serves `project`); the markers of dead
     servers are removed on the way."""
     from ctxmode.paths import data_root
-    from ctxmode.readiness import read_markers, remove_marker
+    from ctxmode.readiness import live_markers
 
-    live = []
-    for marker in read_markers(data_root()):
-        if marker.live:
-            live.append(marker)
-        else:
-            remove_marker(marker.path)
+    live = live_markers(data_root())
     return bool(live), any(m.project_dir == str(project) for m in live)
 
 

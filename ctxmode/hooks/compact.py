@@ -10,9 +10,10 @@ snapshot back as context (``compact_context``); every other host takes it at the
 session start, or with its next tool result (``late_snapshot``).
 
 Only a real compaction counts. Gemini fires PreCompress with trigger ``auto`` on every turn,
-before it decides whether to compress (``speculative_compact``): such a call records
-nothing, builds nothing and leaves nothing to inject; ``/compress`` (trigger ``manual``) is
-a compaction.
+before it decides whether to compress (``speculative_compact``): such a call builds the
+snapshot and records that it did, but counts no compaction, stores nothing to inject and
+indexes nothing (that would re-index the whole session every turn); ``/compress`` (trigger
+``manual``) is a compaction.
 """
 
 from collections.abc import Sequence
@@ -39,9 +40,8 @@ def speculative(event: HookEvent) -> bool:
 def handle(event: HookEvent) -> HookDecision:
     """Store the session's resume snapshot; OpenCode also gets it back as context.
 
-    A speculative call (Gemini's every-turn PreCompress) builds the snapshot and indexes the
-    session's events, so a later search finds them, but counts no compaction and leaves no
-    snapshot pending for injection.
+    A speculative call (Gemini's every-turn PreCompress) only builds the snapshot (see the
+    module docstring).
     """
     host = descriptor(event.platform)
     real = not speculative(event)
@@ -88,8 +88,10 @@ def handle(event: HookEvent) -> HookDecision:
                 project_dir=str(project),
                 platform=event.platform,
             )
+    if not real:
+        return RECORD
     _index(project, session_id, events)
-    if real and host is not None and host.compact_context and settings.inject_enabled():
+    if host is not None and host.compact_context and settings.inject_enabled():
         return HookDecision("context", context=snapshot)
     return RECORD
 

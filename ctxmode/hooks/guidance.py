@@ -30,6 +30,9 @@ _COMMANDS = {
     "ctx_purge": '"ctx purge" → ctx_purge(confirm: true); irreversible, say so first.',
 }
 
+ROUTING_TAG = "<context_window_protection>"
+"""The routing block's opening tag: how a prompt or transcript that holds it is known."""
+
 LARGE_READ_BYTES = 50_000
 """A Read of a file larger than this gets a size-specific nudge (as in upstream)."""
 
@@ -73,7 +76,7 @@ def routing_block(platform: str, *, subagent: bool = False) -> str:
         return ""
     commands = "" if subagent else " ".join(_COMMANDS[t] for t in _COMMANDS if t in SERVER_TOOLS)
     return (
-        "<context_window_protection>\n"
+        f"{ROUTING_TAG}\n"
         "Tool output enters this conversation in full and stays for the rest of the session. "
         "The ctxmode tools process data in a sandbox and return only what your code prints "
         "or what matches your queries.\n"

@@ -133,18 +133,22 @@ def nudge_for(event: HookEvent, probe: Probe) -> str | None:
 
     None when injection is off, the agent cannot call ctx tools, the host would drop the
     text at pre-tool time (its descriptor says so: a nudge there would only use up its
-    once-per-session marker), the model has no ctxmode tools to call (the host registers
-    no ctxmode server), or the nudge was already shown (once per session per kind;
-    external MCP tools every N calls).
+    once-per-session marker), the nudge was already shown (once per session per kind;
+    external MCP tools every N calls), or the model has no ctxmode tools to call (the host
+    registers no ctxmode server). That last one is asked only of a nudge about to be
+    shown, so the host's settings are read at most once per kind and session.
     """
     if not settings.inject_enabled() or not can_call_ctx(event):
         return None
     host = descriptor(event.platform)
     if host is not None and not host.pre_context:
         return None
+    text = _nudge_text(event, probe)
+    return text if text is not None and probe.tools_available() else None
+
+
+def _nudge_text(event: HookEvent, probe: Probe) -> str | None:
     platform, tool = event.platform, event.tool
-    if tool not in ("Read", "Grep", "Bash", "mcp") or not probe.tools_available():
-        return None
     if tool == "Read":
         path = event.paths[0] if event.paths else None
         size = probe.file_size(_absolute(path, event)) if path else None
@@ -278,7 +282,7 @@ def _agent(event: HookEvent, probe: Probe) -> HookDecision:
         return ALLOW
     key = next((k for k in _PROMPT_FIELDS if k in args), "prompt")
     prompt = args.get(key, "")
-    if not isinstance(prompt, str) or "<context_window_protection>" in prompt:
+    if not isinstance(prompt, str) or guidance.ROUTING_TAG in prompt:
         return ALLOW
     if not probe.server_ready():
         return ALLOW

@@ -31,6 +31,7 @@ from ctxmode import settings
 from ctxmode.errors import CtxError
 from ctxmode.hookevent import RECORD, HookDecision, HookEvent
 from ctxmode.hooks.available import tools_available
+from ctxmode.hooks.guidance import ROUTING_TAG
 from ctxmode.platforms import descriptor
 from ctxmode.platforms.host import memory_files
 from ctxmode.session import where
@@ -60,7 +61,6 @@ NO_WORK = frozenset(
 MAX_RULE_FILE_BYTES = 1_000_000
 RENEWED = frozenset({"compact", "clear"})
 """Sources that start a new context window: the routing block goes in again."""
-ROUTING_TAG = b"<context_window_protection>"
 _SCAN_CHUNK = 1 << 20
 
 
@@ -97,24 +97,22 @@ def transcript_has_routing(event: HookEvent) -> bool:
     path = event.transcript_path
     if not path:
         return False
-    tail = b""
+    tag, tail = ROUTING_TAG.encode(), b""
     try:
         with open(path, "rb") as handle:
             while chunk := handle.read(_SCAN_CHUNK):
-                if ROUTING_TAG in tail + chunk:
+                if tag in tail + chunk:
                     return True
-                tail = chunk[-len(ROUTING_TAG) :]
+                tail = chunk[-len(tag) :]
     except OSError:
         return False
     return False
 
 
 def routing_block(platform: str) -> str:
-    """The routing block of ``ctxmode.hooks.guidance``; empty until that module exists."""
-    try:
-        from ctxmode.hooks.guidance import routing_block as block
-    except ImportError:
-        return ""
+    """The routing block of ``ctxmode.hooks.guidance`` (looked up at call time)."""
+    from ctxmode.hooks.guidance import routing_block as block
+
     return block(platform)
 
 
@@ -131,11 +129,12 @@ def handle(event: HookEvent) -> HookDecision:
     session_id = where.session_id_of(event)
     project = where.project_of(event)
     inject = settings.inject_enabled()
-    want_routing = inject
+    # Read before the transaction: it may read the host's settings files.
+    want_routing = offer = inject and tools_available(event.platform, project)
     snapshot = ""
     try:
         with SessionDB(where.session_db_path(project), busy_timeout_ms=HOOK_BUSY_TIMEOUT_MS) as sdb:
-            want_routing, snapshot = _start(sdb, event, source, session_id, project, inject)
+            want_routing, snapshot = _start(sdb, event, source, session_id, project, inject, offer)
     except (CtxError, sqlite3.Error, OSError) as exc:
         _log(f"{event.platform} session_start ({source}): {type(exc).__name__}: {exc}")
     parts = []
@@ -152,9 +151,16 @@ def handle(event: HookEvent) -> HookDecision:
 
 
 def _start(
-    sdb: SessionDB, event: HookEvent, source: str, session_id: str, project: Path, inject: bool
+    sdb: SessionDB,
+    event: HookEvent,
+    source: str,
+    session_id: str,
+    project: Path,
+    inject: bool,
+    offer: bool,
 ) -> tuple[bool, str]:
-    """Everything the database does for one session start, in one transaction."""
+    """Everything the database does for one session start, in one transaction; `offer`:
+    the routing block may go in (injection on, and the model can call the tools)."""
     record = {"source_hook": "session_start", "project_dir": str(project)}
     snapshot = ""
     with sdb.transaction():
@@ -168,10 +174,8 @@ def _start(
         if source == "startup":
             started += _rule_events(event.platform, project)
         sdb.add_events(session_id, started, platform=event.platform, **record)
-        want_routing = inject and sdb.claim_routing(session_id, again=source in RENEWED)
+        want_routing = offer and sdb.claim_routing(session_id, again=source in RENEWED)
         if want_routing and source == "resume" and transcript_has_routing(event):
-            want_routing = False
-        if want_routing and not tools_available(event.platform, project):
             want_routing = False
         if not inject or source in ("startup", "clear"):
             return want_routing, ""

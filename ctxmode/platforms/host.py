@@ -104,6 +104,18 @@ def _root(host: Host, env: Mapping[str, str]) -> str:
     return _user_path(value, env) if value else _home(env)
 
 
+def _fields(
+    host: Host, env: Mapping[str, str], project: Path | None, config: str
+) -> dict[str, str]:
+    return {
+        "home": _root(host, env) if host.config_var_is_home else _home(env),
+        "root": _root(host, env),
+        "config": config,
+        "xdg_config": _xdg_config(env),
+        "project": str(project) if project is not None else "",
+    }
+
+
 def config_dir(host: Host, env: Mapping[str, str] | None = None) -> Path | None:
     """The host's config directory (``$CLAUDE_CONFIG_DIR`` or ``~/.claude``, ...)."""
     env = os.environ if env is None else env
@@ -113,27 +125,7 @@ def config_dir(host: Host, env: Mapping[str, str] | None = None) -> Path | None:
             return Path(_user_path(value, env))
     if host.config_dir is None:
         return None
-    return Path(_expand(host, host.config_dir, None, env, config=""))
-
-
-def _expand(
-    host: Host,
-    template: str,
-    project: Path | None,
-    env: Mapping[str, str],
-    *,
-    config: str | None = None,
-) -> str:
-    if config is None:
-        found = config_dir(host, env)
-        config = str(found) if found is not None else ""
-    return template.format(
-        home=_root(host, env) if host.config_var_is_home else _home(env),
-        root=_root(host, env),
-        config=config,
-        xdg_config=_xdg_config(env),
-        project=str(project) if project is not None else "",
-    )
+    return Path(host.config_dir.format(**_fields(host, env, None, "")))
 
 
 def paths(
@@ -144,10 +136,10 @@ def paths(
 ) -> list[Path]:
     """`templates` as paths; those that need a project are left out without one."""
     env = os.environ if env is None else env
+    found = config_dir(host, env)
+    fields = _fields(host, env, project, str(found) if found is not None else "")
     return [
-        Path(_expand(host, t, project, env))
-        for t in templates
-        if project is not None or "{project}" not in t
+        Path(t.format(**fields)) for t in templates if project is not None or "{project}" not in t
     ]
 
 

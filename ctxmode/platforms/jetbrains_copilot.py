@@ -25,7 +25,7 @@ HOST = Host(
     late_snapshot=True,
     project_vars=("IDEA_INITIAL_DIRECTORY",),
     payload_project_first=True,
-    config_dir="{home}/.config/JetBrains",
+    config_dir="{xdg_config}/JetBrains",
     memory_files=("{project}/.github/copilot-instructions.md",),
 )
 

@@ -82,7 +82,7 @@ def m001_initial(con: sqlite3.Connection) -> None:
 def m002_tool_counters(con: sqlite3.Connection) -> None:
     for column in ("bytes_sandboxed", "bytes_indexed", "cache_hits", "cache_bytes_saved"):
         con.execute(f"ALTER TABLE tool_calls ADD COLUMN {column} INTEGER NOT NULL DEFAULT 0")
-    # Spelled out, not `stats.model.COUNTER_COLUMNS`: a migration must never change.
+    # Spelled out, not `session.usage.COUNTER_COLUMNS`: a migration must never change.
     counters = ", ".join(
         f"{c} INTEGER NOT NULL DEFAULT 0"
         for c in (
