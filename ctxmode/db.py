@@ -6,6 +6,7 @@ writes take ``BEGIN IMMEDIATE`` so a writer waits for the lock up front instead 
 half way, and `retry_busy` retries the rare ``database is locked`` that escapes the timeout.
 """
 
+import errno
 import os
 import sqlite3
 import time
@@ -21,10 +22,19 @@ T = TypeVar("T")
 
 BUSY_TIMEOUT_MS = 30_000
 RETRY_DELAYS = (0.1, 0.5, 2.0)
+_SQLITE_IOERR = 10
 _CORRUPT_MARKERS = (
     "file is not a database",
     "database disk image is malformed",
+    "malformed database schema",
     "file is encrypted",
+)
+_SQLITE_CORRUPT = 11
+_SQLITE_FULL = 13
+_SQLITE_NOTADB = 26
+# A write refused for want of room: a full disk or quota, or a file-size limit (EFBIG).
+_FULL_ERRNOS = frozenset(
+    code for code in (errno.ENOSPC, errno.EFBIG, getattr(errno, "EDQUOT", None)) if code
 )
 
 Migration = Callable[[sqlite3.Connection], None]
@@ -35,9 +45,56 @@ def is_busy(exc: BaseException) -> bool:
     return "database is locked" in text or "sqlite_busy" in text or "database is busy" in text
 
 
+def _primary_code(exc: BaseException) -> int | None:
+    code = getattr(exc, "sqlite_errorcode", None)  # Python 3.11+
+    return code & 0xFF if isinstance(code, int) else None
+
+
 def is_corrupt(exc: BaseException) -> bool:
+    """The file is damaged or not a database at all (SQLITE_CORRUPT, SQLITE_NOTADB)."""
+    if not isinstance(exc, sqlite3.DatabaseError):
+        return False
+    if _primary_code(exc) in (_SQLITE_CORRUPT, _SQLITE_NOTADB):
+        return True
     text = str(exc).lower()
     return any(marker in text for marker in _CORRUPT_MARKERS)
+
+
+# Below this much free space, an I/O error is taken for a full disk (see `is_full`).
+NEARLY_FULL_BYTES = 1024 * 1024
+
+
+def is_full(exc: BaseException, where: Path | str | None = None) -> bool:
+    """A write failed for want of room: SQLITE_FULL, or ENOSPC/EDQUOT/EFBIG from the OS.
+
+    With `where` (the database file): also an SQLite I/O error on a file system with
+    (almost) no room left. Opening a WAL database grows its ``-shm`` file, and SQLite
+    reports that failing as a bare "disk I/O error".
+    """
+    if isinstance(exc, OSError):
+        return exc.errno in _FULL_ERRNOS
+    if not isinstance(exc, sqlite3.Error):
+        return False
+    code = _primary_code(exc)
+    if code == _SQLITE_FULL or "database or disk is full" in str(exc).lower():
+        return True
+    return code == _SQLITE_IOERR and where is not None and _nearly_full(Path(where))
+
+
+def _nearly_full(path: Path) -> bool:
+    import shutil
+
+    folder = path if path.is_dir() else path.parent
+    try:
+        return shutil.disk_usage(folder).free < NEARLY_FULL_BYTES
+    except OSError:
+        return False
+
+
+def full_message(what: str, exc: BaseException) -> str:
+    """How a write refused by a full disk is reported, whatever layer it came from."""
+    detail = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
+    return f"disk full: cannot write {what} ({detail}); free some disk space and try again"
 
 
 def retry_busy(fn: Callable[[], T], delays: Sequence[float] = RETRY_DELAYS) -> T:
@@ -90,6 +147,30 @@ def _remove_orphan_sidecars(path: Path) -> None:
             side.unlink()
 
 
+def identity(path: Path | str) -> tuple[int, int] | None:
+    """(device, inode) of the file at `path`, or None when there is none."""
+    try:
+        st = os.stat(path)
+    except OSError:
+        return None
+    return (st.st_dev, st.st_ino)
+
+
+def set_aside_if_same(path: Path, expected: tuple[int, int] | None) -> Path | None:
+    """`set_aside` the database at `path` only while it is still the file `expected`
+    names; None when another process already moved or replaced it (its file is the new
+    one, not damaged by what we saw). `expected` None: whatever is at `path`.
+
+    A file system without inode numbers (0) cannot tell: the file is moved.
+    """
+    current = identity(path)
+    if current is None:
+        return None
+    if expected is not None and expected[1] and current != expected:
+        return None
+    return set_aside(path)
+
+
 def set_aside(path: Path) -> Path:
     """Rename a damaged database (and its sidecars) to ``<name>.corrupt-<ms>``; return it."""
     stamp = int(time.time() * 1000)
@@ -126,15 +207,30 @@ def connect(path: Path | str) -> sqlite3.Connection:
 
 @contextmanager
 def write_transaction(con: sqlite3.Connection) -> Iterator[sqlite3.Connection]:
-    """``BEGIN IMMEDIATE`` … ``COMMIT``, rolled back on any exception."""
+    """``BEGIN IMMEDIATE`` … ``COMMIT``, rolled back on any exception.
+
+    The error that ended the transaction is the one raised: SQLite rolls back by itself
+    after some failures (a full disk, an I/O error), and our ``ROLLBACK`` then fails with
+    "no transaction is active", which must not hide the real cause.
+    """
     retry_busy(lambda: con.execute("BEGIN IMMEDIATE"))
     try:
         yield con
-    except BaseException:
-        con.execute("ROLLBACK")
-        raise
-    else:
         retry_busy(lambda: con.execute("COMMIT"))
+    except BaseException:
+        rollback_quietly(con)
+        raise
+
+
+def rollback_quietly(con: sqlite3.Connection) -> None:
+    """Roll back the open transaction, if any; a failed rollback raises nothing (the
+    caller is already reporting the error that made it roll back)."""
+    if not con.in_transaction:
+        return
+    try:
+        con.execute("ROLLBACK")
+    except sqlite3.Error:
+        pass
 
 
 def migrate(con: sqlite3.Connection, migrations: Sequence[Migration]) -> int:

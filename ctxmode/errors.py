@@ -56,6 +56,12 @@ class StoreError(CtxError):
     code = "store"
 
 
+class DiskFullError(StoreError):
+    """A write was refused for want of room (a full disk or quota: ENOSPC, SQLITE_FULL)."""
+
+    code = "disk_full"
+
+
 class EnvironmentProblem(CtxError):
     """This machine lacks something ctxmode needs (FTS5 in SQLite, a runtime)."""
 

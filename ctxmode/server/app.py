@@ -82,6 +82,15 @@ def _result(text: str, is_error: bool, client: str | None = None) -> types.CallT
 
 
 def _counted(state: ServerState, name: str, args: dict[str, Any], call: Call) -> tuple[str, bool]:
+def with_notices(text: str, notices: list[str]) -> str:
+    """The answer, after what happened to the knowledge base on the way (a damaged file
+    healed): told once, in the answer of the call that met it."""
+    if not notices:
+        return text
+    told = "\n".join(f"Note: {notice}." for notice in notices)
+    return f"{told}\n\n{text}"
+
+
     """Run a handler and count the call: its answer's bytes, and what it kept out.
 
     A purge is not counted, and does not even look up the session: that would create the
@@ -95,6 +104,7 @@ def _counted(state: ServerState, name: str, args: dict[str, Any], call: Call) ->
     except CtxError as exc:
         text, is_error = str(exc), True
     if not counted:
+    text = with_notices(text, state.take_notices())
         return text, is_error
     returned = len(text.encode("utf-8", "surrogatepass"))
     meter = call.meter

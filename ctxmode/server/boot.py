@@ -17,6 +17,7 @@ Everything this module imports, outside `_load`, is standard library or light ct
 modules (a test walks the imports).
 """
 
+import errno
 import json
 import logging
 import logging.handlers
@@ -44,6 +45,35 @@ _READ_SIZE = 1 << 16
 log = logging.getLogger("ctxmode.server")
 
 
+class _LogFile(logging.handlers.RotatingFileHandler):
+    """The server's log file. A record that cannot be written (a full disk) is not worth
+    a traceback on stderr per record: one warning says so, and the file is left alone
+    from then on (the stderr handler still carries warnings)."""
+
+    broken = False
+
+    def emit(self, record: logging.LogRecord) -> None:
+        if not self.broken:
+            super().emit(record)
+
+    def handleError(self, record: logging.LogRecord) -> None:
+        if self.broken:
+            return
+        self.broken = True
+        exc = sys.exc_info()[1]
+        full = isinstance(exc, OSError) and exc.errno in (errno.ENOSPC, errno.EFBIG)
+        reason = "disk full" if full else "cannot write it"
+        detail = exc.strerror if isinstance(exc, OSError) and exc.strerror else exc
+        try:
+            sys.stderr.write(
+                f"ctxmode: WARNING log file {self.baseFilename}: {reason} ({detail}); "
+                "no longer written by this server\n"
+            )
+            sys.stderr.flush()
+        except (OSError, ValueError):
+            pass
+
+
 def setup_logging(logs_dir: Path) -> None:
     """Log to a rotating file under the data root, and warnings to stderr. Never stdout."""
     root = logging.getLogger("ctxmode")
@@ -55,7 +85,7 @@ def setup_logging(logs_dir: Path) -> None:
     root.addHandler(stderr)
     try:
         logs_dir.mkdir(parents=True, exist_ok=True)
-        handler = logging.handlers.RotatingFileHandler(
+        handler = _LogFile(
             logs_dir / "server.log",
             maxBytes=LOG_BYTES,
             backupCount=LOG_BACKUPS,

@@ -57,6 +57,9 @@ class ServerState:
     _store: ContentStore | None = None
     _store_lock: threading.RLock = field(default_factory=threading.RLock)
     _recorder: Recorder | None = None
+    # One-time notices of knowledge-base heals, added to the next tool answer.
+    _notices: list[str] = field(default_factory=list)
+    _notices_lock: threading.Lock = field(default_factory=threading.Lock)
 
     @property
     def project_dir(self) -> Path:
@@ -85,7 +88,11 @@ class ServerState:
                     sweep_interval=SWEEP_INTERVAL_S,
                 )
             self._store.session_id = self.session_id
-            yield self._store
+            try:
+                yield self._store
+            finally:
+                if self._store is not None:
+                    self._keep_notices(self._store)
 
     @contextmanager
     def private_store(self) -> Iterator[ContentStore]:
@@ -93,7 +100,20 @@ class ServerState:
         shared one; SQLite's WAL lets both write."""
         with ContentStore(self.project.adopt_legacy_content_db()) as store:
             store.session_id = self.session_id
-            yield store
+            try:
+                yield store
+            finally:
+                self._keep_notices(store)
+
+    def _keep_notices(self, store: ContentStore) -> None:
+        with self._notices_lock:
+            self._notices.extend(store.take_notices())
+
+    def take_notices(self) -> list[str]:
+        """Notices of knowledge-base heals not yet told to the agent (each told once)."""
+        with self._notices_lock:
+            notices, self._notices = self._notices, []
+        return notices
 
     @contextmanager
     def cancellable(self) -> Iterator[threading.Event]:

@@ -18,11 +18,12 @@ from ctxmode.executor.shaping import shape
 from ctxmode.server import coerce
 from ctxmode.server.render import render_search
 from ctxmode.server.state import SEARCH_HARD, SEARCH_SOFT, ServerState
-from ctxmode.store.indexer import index_paths, label_for
+from ctxmode.store.indexer import BAD_NAME, index_paths, label_for
 
 log = logging.getLogger("ctxmode.server")
 
 DEFAULT_SEARCH_LIMIT = 3
+SKIPPED_NAMES_SHOWN = 10
 EMPTY_KB = (
     "Knowledge base is empty — no content has been indexed yet. Index first with "
     "ctx_batch_execute(commands, queries), ctx_fetch_and_index(url) or "
@@ -202,6 +203,13 @@ def ctx_index(state: ServerState, args: dict[str, Any], call: Call) -> Reply:
     text = _indexed(chunks, code, f"{len(run.indexed)} files under {where}", source or where)
     if run.skipped:
         text += f"\nSkipped {len(run.skipped)} (binary, too large, unreadable or denied)."
+    bad_names = [p.path for p in run.skipped if p.code == BAD_NAME]
+    if bad_names:
+        shown = ", ".join(bad_names[:SKIPPED_NAMES_SHOWN])
+        more = len(bad_names) - SKIPPED_NAMES_SHOWN
+        text += f"\nSkipped, name not valid UTF-8: {shown}" + (
+            f" (+{more} more)" if more > 0 else ""
+        )
     return text, False
 
 

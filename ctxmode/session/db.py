@@ -13,7 +13,9 @@ Design:
   evicting the least important, then oldest, events; the session's latest prompt is never
   evicted.
 * A damaged file is moved aside (``<name>.corrupt-<ms>``) and a fresh one started: session
-  events are a convenience, safe to lose.
+  events are a convenience, safe to lose. Damage found by a write (not only at open) does
+  the same; that write fails with a `StoreError` saying so, the next one goes to the new
+  file. A write refused by a full disk is a `DiskFullError`.
 """
 
 import sqlite3
@@ -25,7 +27,7 @@ from pathlib import Path
 from typing import NamedTuple
 
 from ctxmode import db
-from ctxmode.errors import StoreError
+from ctxmode.errors import DiskFullError, StoreError
 from ctxmode.session.events import (
     DEDUPE_WINDOW,
     MAX_EVENTS_PER_SESSION,
@@ -139,13 +141,45 @@ class SessionDB:
             self._con = self._open()
         except sqlite3.DatabaseError as exc:
             if not db.is_corrupt(exc) or str(path) == ":memory:":
-                raise StoreError(f"cannot open session database {path}: {exc}") from exc
+                raise self._open_failure(exc) from exc
             # A damaged file is set aside (not deleted: it may still be recoverable).
             self.recovered_from = db.set_aside(Path(path))
             try:
                 self._con = self._open()
             except sqlite3.DatabaseError as again:
-                raise StoreError(f"cannot open session database {path}: {again}") from again
+                raise self._open_failure(again) from again
+        self._identity = None if str(path) == ":memory:" else db.identity(path)
+
+    def _open_failure(self, exc: sqlite3.DatabaseError) -> StoreError:
+        if db.is_full(exc, None if str(self.path) == ":memory:" else self.path):
+            return DiskFullError(db.full_message(f"the session database {self.path}", exc))
+        return StoreError(f"cannot open session database {self.path}: {exc}")
+
+    def _write_failure(self, exc: sqlite3.DatabaseError) -> StoreError | None:
+        """The error to raise for a failed write; None: re-raise it as it is.
+
+        A damaged file is moved aside and a new one opened for the next write (unless
+        another process already did: then its new file is opened).
+        """
+        if db.is_full(exc, None if str(self.path) == ":memory:" else self.path):
+            return DiskFullError(db.full_message(f"the session database {self.path}", exc))
+        if not db.is_corrupt(exc) or str(self.path) == ":memory:":
+            return None
+        self._con.close()
+        aside = db.set_aside_if_same(Path(self.path), self._identity)
+        try:
+            self._con = self._open()
+        except sqlite3.DatabaseError as again:
+            self._con = None  # type: ignore[assignment]  # unusable: fails loudly on use
+            return self._open_failure(again)
+        self._identity = db.identity(self.path)
+        if aside is None:
+            return StoreError(f"session database {self.path} was replaced while writing: {exc}")
+        self.recovered_from = aside
+        return StoreError(
+            f"the session database was damaged ({exc}); it was moved to {aside} and a new "
+            "one started (this write was lost)"
+        )
 
     def _open(self) -> sqlite3.Connection:
         con = db.connect(self.path)
@@ -198,10 +232,21 @@ class SessionDB:
         if con.in_transaction:
             yield con
             return
-        if not self._fail_fast:
-            with db.write_transaction(con):
+        try:
+            if not self._fail_fast:
+                with db.write_transaction(con):
+                    yield con
+                return
+            with self._fail_fast_transaction(con):
                 yield con
-            return
+        except sqlite3.DatabaseError as exc:
+            failure = self._write_failure(exc)
+            if failure is None:
+                raise
+            raise failure from exc
+
+    @contextmanager
+    def _fail_fast_transaction(self, con: sqlite3.Connection) -> Iterator[None]:
         try:
             con.execute("BEGIN IMMEDIATE")
         except sqlite3.OperationalError as exc:
@@ -211,14 +256,16 @@ class SessionDB:
                 ) from exc
             raise
         try:
-            yield con
+            yield
         except BaseException:
-            con.execute("ROLLBACK")
+            db.rollback_quietly(con)  # SQLite may have rolled back already (a full disk)
             raise
         try:
             con.execute("COMMIT")
         except sqlite3.OperationalError as exc:
-            con.execute("ROLLBACK")
+            db.rollback_quietly(con)
+            if db.is_full(exc) or db.is_corrupt(exc):
+                raise  # worded by `transaction`
             raise StoreError(f"session database commit failed: {exc}") from exc
 
     # ------------------------------------------------------------------ sessions

@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from ctxmode import settings
+from ctxmode.errors import CtxError
 from ctxmode.session.db import SessionDB, now_iso
 from ctxmode.session.where import stats_file_for
 from ctxmode.stats.model import Usage, total
@@ -126,6 +127,8 @@ class Recorder:
                 sdb = self._open()
                 sdb.add_usage(sid, tool, usage)
                 write_stats_file(self.stats_file, snapshot(sdb, sid, str(self.project_dir)))
+        except (CtxError, OSError) as exc:  # says what is wrong (a full disk): no traceback
+            log.warning("could not record stats for %s: %s", tool, exc)
         except Exception:
             log.exception("could not record stats for %s", tool)
         log.debug("stats for %s recorded in %.1f ms", tool, (time.perf_counter() - started) * 1e3)

@@ -46,6 +46,21 @@ class FileText:
     size: int
 
 
+def printable_path(path: Path | str) -> str:
+    """`path` for messages and JSON: a name that is not valid UTF-8 (its bytes came
+    through as surrogates) shows its bytes escaped, ``bad\\xffname.md``."""
+    text = os.fspath(path)
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        try:
+            raw = os.fsencode(text)
+        except UnicodeEncodeError:  # a lone surrogate that no file name decodes to
+            raw = text.encode("utf-8", "backslashreplace")
+        return raw.decode("utf-8", "backslashreplace")
+    return text
+
+
 def looks_binary(head: bytes) -> bool:
     """NUL bytes, or mostly undecodable, in the first bytes of a file."""
     if b"\x00" in head:

@@ -10,13 +10,21 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ctxmode.errors import InputError, NotFoundError
-from ctxmode.store.files import MAX_FILE_BYTES, expand_glob, is_glob, walk_text_files
+from ctxmode.store.files import (
+    MAX_FILE_BYTES,
+    expand_glob,
+    is_glob,
+    printable_path,
+    walk_text_files,
+)
 from ctxmode.store.store import ContentStore, DenyCheck, IndexReport
+
+BAD_NAME = "bad_name"  # the code of a file skipped because its name is not valid UTF-8
 
 
 @dataclass(frozen=True)
 class Problem:
-    path: str
+    path: str  # printable: bytes of a name that is not UTF-8 escaped (`printable_path`)
     message: str
     code: str
     explicit: bool  # named by the user (an error) rather than met inside a directory
@@ -58,7 +66,8 @@ def _targets(
         if not path.exists() and is_glob(name):
             matches = expand_glob(name, cwd)
             if not matches:
-                run.skipped.append(Problem(name, f"no files match {name}", "not_found", True))
+                shown = printable_path(name)
+                run.skipped.append(Problem(shown, f"no files match {shown}", "not_found", True))
             out.extend((m.absolute(), None, True) for m in matches if m.is_file())
             continue
         if path.is_dir():
@@ -67,8 +76,9 @@ def _targets(
         elif path.exists() or path.is_symlink():
             out.append((path.absolute(), None, True))
         else:
+            shown = printable_path(name)
             run.skipped.append(
-                Problem(name, f"no such file or directory: {name}", "not_found", True)
+                Problem(shown, f"no such file or directory: {shown}", "not_found", True)
             )
     return out
 
@@ -85,14 +95,22 @@ def index_paths(
     deny: DenyCheck | None = None,
     progress: Progress | None = None,
 ) -> IndexRun:
-    """Index files, directories and globs; collect what was skipped and why."""
+    """Index files, directories and globs; collect what was skipped and why.
+
+    A file whose name is not valid UTF-8 cannot be a label: it is skipped (code
+    `BAD_NAME`, its name shown with the bytes escaped) and the others are indexed.
+    """
     run = IndexRun()
     targets = _targets(names, cwd, include_hidden, run)
     single = len(targets) == 1 and targets[0][1] is None
     for n, (path, base, explicit) in enumerate(targets, 1):
-        shown = label_for(path, project, None, None)
+        shown = printable_path(label_for(path, project, None, None))
         if progress:
             progress(n, len(targets), shown)
+        if printable_path(path) != str(path):
+            message = f"skipping {shown}: its name is not valid UTF-8"
+            run.skipped.append(Problem(shown, message, BAD_NAME, explicit))
+            continue
         if deny is not None and deny(str(path)):
             message = f"File access blocked by security policy: a Read deny rule matches {shown}"
             run.skipped.append(Problem(str(path), message, "denied", explicit))

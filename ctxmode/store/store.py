@@ -9,8 +9,15 @@ Design:
   that matches nothing is corrected against the vocabulary (typos).
 * File-backed sources are checked before every search: a changed file is re-indexed, a
   deleted one dropped, a file now denied by policy left alone and never read.
+* Damage heals itself: the first read or write that finds the file damaged (SQLite's
+  "malformed", "not a database") moves it aside as ``<name>.corrupt-<ms>``, starts a new
+  one, indexes again every file-backed source it can still list whose file exists, retries
+  the call once and says so once (`take_notices`, or the `notify` callback). Other SQLite
+  failures become a `StoreError` (`DiskFullError` for a full disk), never a raw error.
 """
 
+import functools
+import logging
 import os
 import sqlite3
 import time
@@ -18,12 +25,13 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from math import ceil, log
 from pathlib import Path
+from typing import Concatenate, NamedTuple, ParamSpec, TypeVar
 
-from ctxmode import db
-from ctxmode.errors import CtxError, StoreError
+from ctxmode import db, dbfiles
+from ctxmode.errors import CtxError, DiskFullError, InputError, StoreError
 from ctxmode.store import query as q
 from ctxmode.store.chunking import Chunk
-from ctxmode.store.files import MAX_FILE_BYTES, FileText, read_text_file
+from ctxmode.store.files import MAX_FILE_BYTES, FileText, printable_path, read_text_file
 from ctxmode.store.kinds import chunk_text, kind_for_name
 from ctxmode.store.ranking import Scorer
 from ctxmode.store.schema import MIGRATIONS
@@ -42,6 +50,11 @@ WAL_CHECKPOINT_PAGES = 4000  # checkpoint (and fsync) every ~16 MB of writes, no
 PARTIAL_BELOW = 10
 
 DenyCheck = Callable[[str], bool]
+Notify = Callable[[str], None]
+
+_log = logging.getLogger("ctxmode.store")
+_P = ParamSpec("_P")
+_R = TypeVar("_R")
 
 
 @dataclass(frozen=True)
@@ -101,11 +114,156 @@ def _now_iso() -> str:
     return time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(t)) + f".{int(t % 1 * 1000):03d}Z"
 
 
+class _Listed(NamedTuple):
+    """A source as listed by a damaged knowledge base."""
+
+    label: str
+    kind: str
+    file_path: str | None
+    file_size: int | None
+    session_id: str
+
+
+_LIST_SOURCES = "SELECT id, label, kind, file_path, file_size, session_id FROM sources"
+_MAX_PROBES = 1_000_000
+
+
+def _listed(row: sqlite3.Row) -> _Listed | None:
+    label, kind, path, size, session = row[1], row[2], row[3], row[4], row[5]
+    if not isinstance(label, str) or not isinstance(kind, str):
+        return None  # garbage that happened to parse as a row
+    return _Listed(
+        label,
+        kind,
+        path if isinstance(path, str) else None,
+        size if isinstance(size, int) else None,
+        session if isinstance(session, str) else "",
+    )
+
+
+def salvage_sources(damaged: Path) -> list[_Listed] | None:
+    """Every source a damaged knowledge base still lists, read without writing it; None
+    when not even a part of its list can be read.
+
+    The whole table is read first; when that fails part way, each row id up to the
+    highest known is looked up on its own, so one damaged page loses only its rows.
+    """
+    try:
+        con = dbfiles.open_readonly(damaged)
+    except sqlite3.Error:
+        return None
+    rows: dict[int, sqlite3.Row] = {}
+    try:
+        try:
+            for row in con.execute(_LIST_SOURCES):
+                rows[int(row[0])] = row
+            complete = True
+        except sqlite3.Error:
+            complete = False
+        if not complete:
+            top = 0
+            for query in ("SELECT max(id) FROM sources", "SELECT max(source_id) FROM chunks"):
+                try:
+                    top = max(top, int(con.execute(query).fetchone()[0] or 0))
+                except (sqlite3.Error, TypeError, ValueError):  # noqa: PERF203 - either may fail
+                    continue
+            for rowid in range(1, min(top, _MAX_PROBES) + 1):
+                if rowid in rows:
+                    continue
+                try:
+                    row = con.execute(f"{_LIST_SOURCES} WHERE id = ?", (rowid,)).fetchone()
+                except sqlite3.Error:
+                    continue
+                if row is not None:
+                    rows[rowid] = row
+    finally:
+        con.close()
+    if not rows and not complete:
+        return None
+    return [listed for row in rows.values() if (listed := _listed(row)) is not None]
+
+
+@dataclass
+class _Rebuild:
+    """What a heal did, for its one notice."""
+
+    listed: bool = True  # the damaged file's list of sources could be read
+    files: int = 0
+    rebuilt: list[str] = field(default_factory=list)
+    missing: list[str] = field(default_factory=list)  # file gone, unreadable or binary now
+    denied: list[str] = field(default_factory=list)
+    others: int = 0  # sources without a file: indexed text, command output, fetched pages
+
+    def describe(self, cause: BaseException, aside: Path) -> str:
+        parts = [
+            f"the knowledge base was damaged ({cause}); it was moved to {aside} "
+            "and a new one started"
+        ]
+        if not self.listed:
+            parts.append("its list of sources could not be read: index again what you need")
+            return "; ".join(parts)
+        parts.append(
+            f"{len(self.rebuilt)} of {self.files} file-backed source(s) indexed again "
+            "from their files"
+        )
+        if self.missing:
+            parts.append(f"{len(self.missing)} left out (file gone or unreadable)")
+        if self.denied:
+            parts.append(f"{len(self.denied)} left out (denied by a Read rule)")
+        if self.others:
+            parts.append(
+                f"{self.others} source(s) of indexed text, command output or fetched pages "
+                "could not be rebuilt: index them again"
+            )
+        return "; ".join(parts)
+
+
+def _healing(
+    method: Callable[Concatenate["ContentStore", _P], _R],
+) -> Callable[Concatenate["ContentStore", _P], _R]:
+    """Run a public store call; on a damaged file heal (`ContentStore._heal`) and run it
+    once more; map what SQLite raises to a `StoreError`. Calls made from inside such a
+    call (a search's refresh, a refresh's re-index) pass through: the outermost heals."""
+
+    @functools.wraps(method)
+    def guarded(store: "ContentStore", /, *args: _P.args, **kwargs: _P.kwargs) -> _R:
+        if store._depth:
+            return method(store, *args, **kwargs)
+        store._depth += 1
+        try:
+            try:
+                if store._con is None and not store._closed:
+                    store._resume()  # a heal was cut short (by a full disk): finish it
+                elif store._reading_only is not None and not store._closed:
+                    store._retry_writable()
+                return method(store, *args, **kwargs)
+            except sqlite3.DatabaseError as exc:
+                if not store._may_heal(exc):
+                    raise
+                store._heal(exc)
+            return method(store, *args, **kwargs)
+        except sqlite3.Error as exc:
+            raise store._failure(exc) from exc
+        except OSError as exc:
+            if not db.is_full(exc):
+                raise
+            raise store._failure(exc) from exc
+        finally:
+            store._depth -= 1
+
+    return guarded
+
+
 class ContentStore:
     """A knowledge base on one SQLite file. Use as a context manager or call `close`."""
 
     def __init__(
-        self, path: Path | str, *, deny: DenyCheck | None = None, sweep_interval: float = 0.0
+        self,
+        path: Path | str,
+        *,
+        deny: DenyCheck | None = None,
+        sweep_interval: float = 0.0,
+        notify: Notify | None = None,
     ) -> None:
         """Open (creating or migrating) the knowledge base at `path`.
 
@@ -113,42 +271,213 @@ class ContentStore:
         `sweep_interval` (seconds) lets a long-lived process check every file-backed
         source at most that often; between sweeps only the sources of the hits about to
         be returned are checked, so a stale or deleted file is still never served.
+        `notify` receives the one-time notice of a heal (see the module docstring); without
+        it the notice is logged and kept for `take_notices`.
 
         Raises:
             EnvironmentProblem: SQLite lacks FTS5 or its trigram tokenizer.
             StoreError: the file cannot be opened, or was written by a newer ctxmode.
+            DiskFullError: the file cannot be created or migrated for want of room.
         """
         db.require_fts5()
         self.path = path
         self.deny = deny
         self.sweep_interval = sweep_interval
+        self.notify = notify
         self._last_sweep = float("-inf")
         self.recovered_from: Path | None = None
         # The session new sources belong to unless a call names one (a server sets it), so
         # a one-session purge can remove exactly what that session indexed.
         self.session_id = ""
-        self._con = self._open()
-        self._vocabulary = Vocabulary(self._con)
+        self._notices: list[str] = []
+        self._closed = False
+        self._depth = 0
+        self._identity: tuple[int, int] | None = None
+        self._unhealed: tuple[BaseException, Path] | None = None  # a heal to finish
+        # Open for reading only because the disk is full: what a write is answered.
+        self._reading_only: DiskFullError | None = None
+        self._told_reading_only = False
+        self._con: sqlite3.Connection = None  # type: ignore[assignment]  # set by _connect
+        self._start()
 
     # ------------------------------------------------------------------ lifecycle
 
+    @_healing
+    def _start(self) -> None:
+        self._resume()
+
     def _open(self) -> sqlite3.Connection:
+        """A migrated connection. A damaged file raises its `sqlite3.DatabaseError` (the
+        caller heals it); any other failure is a `StoreError`."""
         try:
             con = db.connect(self.path)
-            db.migrate(con, MIGRATIONS)
-            con.execute("SELECT count(*) FROM sources").fetchone()
-            con.execute(f"PRAGMA wal_autocheckpoint={WAL_CHECKPOINT_PAGES}")
-            return con
+            try:
+                db.migrate(con, MIGRATIONS)
+                con.execute("SELECT count(*) FROM sources").fetchone()
+                con.execute(f"PRAGMA wal_autocheckpoint={WAL_CHECKPOINT_PAGES}")
+            except BaseException:
+                con.close()
+                raise
         except sqlite3.DatabaseError as exc:
-            if not db.is_corrupt(exc) or str(self.path) == ":memory:":
-                raise StoreError(f"cannot open knowledge base {self.path}: {exc}") from exc
-        # A damaged file is set aside (not deleted: it may still be recoverable).
-        self.recovered_from = db.set_aside(Path(self.path))
-        con = db.connect(self.path)
-        db.migrate(con, MIGRATIONS)
+            if self._may_heal(exc):
+                raise
+            failure = self._failure(exc, opening=True)
+            if isinstance(failure, DiskFullError):
+                readable = self._open_to_read(failure)
+                if readable is not None:
+                    return readable
+            raise failure from exc
+        except OSError as exc:
+            raise self._failure(exc, opening=True) from exc
         return con
 
+    def _open_to_read(self, failure: DiskFullError) -> sqlite3.Connection | None:
+        """The file as it is, for reading only, when the disk is too full to open it
+        for writing (its ``-shm`` cannot grow): searches go on, writes are answered
+        `failure`. Only with nothing pending in its ``-wal`` (the main file is then the
+        whole database); None when it cannot be read that way either."""
+        path = Path(self.path)
+        wal = Path(f"{path}-wal")
+        try:
+            if not path.is_file() or (wal.exists() and wal.stat().st_size > 0):
+                return None
+            from urllib.request import pathname2url
+
+            uri = f"file:{pathname2url(str(path.absolute()))}?mode=ro&immutable=1"
+            con = sqlite3.connect(uri, uri=True, isolation_level=None, check_same_thread=False)
+        except (OSError, sqlite3.Error):
+            return None
+        con.row_factory = sqlite3.Row
+        try:
+            con.execute("SELECT count(*) FROM sources").fetchone()
+        except sqlite3.Error:
+            con.close()
+            return None
+        self._reading_only = failure
+        if not self._told_reading_only:
+            self._told_reading_only = True
+            self._notice(f"{failure}; until then the knowledge base is open for reading only")
+        return con
+
+    def _retry_writable(self) -> None:
+        """Open for reading only: try the normal open again (there may be room now)."""
+        con, reading_only = self._con, self._reading_only
+        self._reading_only = None
+        try:
+            self._connect()  # reading only again while the disk is still full
+        except BaseException:
+            self._reading_only = reading_only
+            raise
+        con.close()
+        if self._reading_only is None:
+            self._told_reading_only = False  # room again: a new shortage is told anew
+
+    def _connect(self) -> None:
+        self._con = self._open()
+        self._identity = None if self._in_memory else db.identity(self.path)
+        self._vocabulary = Vocabulary(self._con)
+
+    @property
+    def _in_memory(self) -> bool:
+        return str(self.path) == ":memory:"
+
+    def _may_heal(self, exc: BaseException) -> bool:
+        return db.is_corrupt(exc) and not self._in_memory
+
+    def _failure(self, exc: BaseException, *, opening: bool = False) -> StoreError:
+        """The `StoreError` to raise for what SQLite (or the OS) said."""
+        if self._reading_only is not None and "readonly" in str(exc):
+            return DiskFullError(str(self._reading_only))
+        if db.is_full(exc, None if self._in_memory else self.path):
+            return DiskFullError(db.full_message(f"the knowledge base {self.path}", exc))
+        if isinstance(exc, OSError):
+            return StoreError(f"cannot open knowledge base {self.path}: {exc.strerror or exc}")
+        if opening:
+            return StoreError(f"cannot open knowledge base {self.path}: {exc}")
+        if db.is_corrupt(exc):
+            return StoreError(f"the knowledge base {self.path} is damaged: {exc}")
+        return StoreError(f"knowledge base {self.path}: {exc}")
+
+    def _heal(self, cause: sqlite3.DatabaseError) -> None:
+        """Move the damaged file aside (kept: it may still be recoverable), start a new
+        one and index again the file-backed sources it listed; one notice says so.
+
+        When the file is no longer the one this store opened (another process healed or
+        replaced it), that new file is used as it is: nothing is moved, nothing said.
+        """
+        con, self._con = self._con, None  # type: ignore[assignment]  # reconnected below
+        if con is not None:
+            try:
+                con.close()
+            except sqlite3.Error:
+                pass
+        try:
+            aside = db.set_aside_if_same(Path(self.path), self._identity)
+        except OSError as exc:
+            raise StoreError(
+                f"the knowledge base {self.path} is damaged ({cause}) and cannot be moved "
+                f"aside: {exc.strerror or exc}"
+            ) from exc
+        if aside is None:
+            self._connect()
+            return
+        self.recovered_from = aside
+        self._unhealed = (cause, aside)
+        self._resume()
+
+    def _resume(self) -> None:
+        """Connect unless connected, and finish a heal: rebuild, then say so. A new file
+        that cannot be started (a full disk) leaves the heal to the next call."""
+        if self._con is None:
+            self._connect()
+        if self._unhealed is None:
+            return
+        cause, aside = self._unhealed
+        self._unhealed = None
+        report = _Rebuild()
+        try:
+            self._rebuild(aside, report)
+        finally:
+            self._notice(report.describe(cause, aside))
+
+    def _rebuild(self, damaged: Path, report: _Rebuild) -> None:
+        """Index again, in the new file, the file-backed sources `damaged` still lists
+        whose files exist (denied files are not read)."""
+        listed = salvage_sources(damaged)
+        if listed is None:
+            report.listed = False
+            return
+        report.others = sum(1 for s in listed if s.file_path is None)
+        for source in listed:
+            if source.file_path is None:
+                continue
+            report.files += 1
+            if self.deny is not None and self.deny(source.file_path):
+                report.denied.append(source.label)
+                continue
+            limit = max(MAX_FILE_BYTES, source.file_size or 0)
+            try:
+                read = read_text_file(Path(source.file_path), limit)
+            except (CtxError, OSError):
+                report.missing.append(source.label)
+                continue
+            self._index_read(read, source.label, source.kind, source.session_id)
+            report.rebuilt.append(source.label)
+
+    def _notice(self, text: str) -> None:
+        if self.notify is not None:
+            self.notify(text)
+            return
+        _log.warning("%s", text)
+        self._notices.append(text)
+
+    def take_notices(self) -> list[str]:
+        """The notices of heals not yet shown (each is returned once)."""
+        notices, self._notices = self._notices, []
+        return notices
+
     def close(self) -> None:
+        self._closed = True
         con = self._con
         if con is None:
             return
@@ -267,6 +596,7 @@ class ContentStore:
         self._vocabulary.learned(new_words)
         return IndexReport(label, source_id, len(chunks), code, nbytes, file_path)
 
+    @_healing
     def index_text(
         self, text: str, label: str, *, kind: str | None = None, session_id: str = ""
     ) -> IndexReport:
@@ -291,6 +621,7 @@ class ContentStore:
             session_id=session_id,
         )
 
+    @_healing
     def index_file(
         self,
         path: Path | str,
@@ -303,9 +634,16 @@ class ContentStore:
         """Index one regular text file; the label defaults to its absolute path.
 
         Raises:
-            NotFoundError, InputError: see `files.read_text_file`.
+            NotFoundError, InputError: see `files.read_text_file`; InputError also for a
+                file whose name is not valid UTF-8 (SQLite cannot store it).
         """
         resolved = Path(os.path.abspath(path))
+        try:
+            str(resolved).encode("utf-8")
+        except UnicodeEncodeError:
+            raise InputError(
+                f"skipping {printable_path(resolved)}: its name is not valid UTF-8"
+            ) from None
         read = read_text_file(resolved, max_bytes) if max_bytes else read_text_file(resolved)
         return self._index_read(read, label or str(resolved), kind, session_id)
 
@@ -327,6 +665,7 @@ class ContentStore:
             session_id=session_id,
         )
 
+    @_healing
     def delete_session_sources(self, session_id: str) -> int:
         """Remove every source (and its chunks) indexed for `session_id`; returns how many
         chunks went."""
@@ -343,6 +682,7 @@ class ContentStore:
 
         return db.retry_busy(run) if session_id else 0
 
+    @_healing
     def delete_source(self, label: str) -> bool:
         """Remove one source and its chunks; False when there was no such label."""
         con = self._con
@@ -359,6 +699,7 @@ class ContentStore:
 
     # ------------------------------------------------------------------ freshness
 
+    @_healing
     def refresh(
         self, *, rehash: bool = False, labels: Iterable[str] | None = None
     ) -> RefreshReport:
@@ -420,9 +761,11 @@ class ContentStore:
 
     # ------------------------------------------------------------------ reading
 
+    @_healing
     def chunk_count(self) -> int:
         return int(self._con.execute("SELECT count(*) FROM chunks").fetchone()[0])
 
+    @_healing
     def sources(self) -> list[SourceInfo]:
         rows = self._con.execute(
             "SELECT label, kind, chunk_count, code_chunk_count, bytes, file_path, indexed_at"
@@ -478,14 +821,16 @@ class ContentStore:
         try:
             return [r[0] for r in self._con.execute(" ".join(sql), params)]
         except sqlite3.OperationalError as exc:
-            if db.is_busy(exc):
+            if db.is_busy(exc) or db.is_corrupt(exc) or db.is_full(exc):
                 raise
             return []  # an expression FTS5 cannot parse matches nothing
 
+    @_healing
     def fuzzy_correct(self, word: str) -> str | None:
         """The closest vocabulary word within the length-based edit budget, or None."""
         return self._vocabulary.correct(word)
 
+    @_healing
     def search(
         self,
         query: str,
@@ -646,6 +991,7 @@ class ContentStore:
 
     # ------------------------------------------------------------------ terms
 
+    @_healing
     def distinctive_terms(self, label: str, top: int = 40) -> list[str]:
         """Words that characterise one source: frequent in some chunks, not in all.
 

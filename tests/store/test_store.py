@@ -64,7 +64,7 @@ def test_a_reindex_that_fails_midway_leaves_the_old_content_intact(store):
         "CREATE TEMP TRIGGER poison BEFORE INSERT ON chunks"
         " WHEN new.content LIKE '%poison%' BEGIN SELECT RAISE(ABORT, 'poisoned'); END"
     )
-    with pytest.raises(sqlite3.IntegrityError):
+    with pytest.raises(StoreError, match="poisoned"):  # SQLite's error, worded as the store's
         store.index_text("# New\n\nfresh giraffe\n\n# Two\n\npoison pill\n", "label")
     assert not store.connection.in_transaction
     assert _hit_sources(store.search("marmot")) == ["label"]

@@ -13,7 +13,7 @@ from ctxmode.cli.options import JsonOpt, ProjectOpt
 from ctxmode.errors import CtxError, ExitCode, InputError, NotFoundError, UsageError
 from ctxmode.store import ContentStore
 from ctxmode.store.files import MAX_FILE_BYTES
-from ctxmode.store.indexer import IndexRun, index_paths
+from ctxmode.store.indexer import BAD_NAME, IndexRun, index_paths
 
 _PROGRESS_AFTER = 20
 
@@ -203,9 +203,12 @@ def _report(run: IndexRun, refreshed: object, json_: bool) -> None:
                 f"{len(run.indexed)} sources, {sum(r.chunks for r in run.indexed)} chunks, "
                 f"{sum(r.bytes for r in run.indexed):,} bytes"
             )
-        quiet = [p for p in run.skipped if not p.explicit]
+        quiet = [p for p in run.skipped if not p.explicit and p.code != BAD_NAME]
         if quiet:
             output.stderr.print(f"skipped {len(quiet)} file(s) (binary, too large or unreadable)")
+        for p in run.skipped:
+            if not p.explicit and p.code == BAD_NAME:
+                output.stderr.print(p.message, markup=False, highlight=False)
         for p in errors:
             output.error(p.message, p.code, int(exit_code))
     if exit_code:
