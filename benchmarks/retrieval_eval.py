@@ -2,59 +2,87 @@
 """Retrieval-quality evaluation of the knowledge base: ctxmode against upstream context-mode.
 
 What it measures
-    A fixed corpus of real text nobody on the team wrote (Python standard-library sources plus
-    the long descriptions of a few installed packages) is indexed, then a set of judged queries
-    (``retrieval_queries.json``: exact words, identifiers, identifier fragments, typos, error
-    messages, paraphrased questions) is run against it. Each query names the corpus file that
-    answers it and, optionally, a substring of the answering chunk's title (a definition name
-    or a heading). Per engine the script reports hit@1, hit@2, MRR@10 and the mean bytes an
-    agent would read per query, per category, and lists the queries missed at rank 1.
+    A fixed corpus of real text nobody on the team wrote (Python standard-library sources,
+    installed packages' long descriptions and, for the natural-language sets, a few installed
+    packages' own sources) is indexed, then a set of judged queries is run against it. Each
+    query names the corpus file that answers it and ``answer``: one or more short substrings
+    of the line that answers it (a definition line, the line raising an error message, the
+    sentence of a docstring or README that says what the user asked).
 
-    Three judgements are scored:
+    Query kinds: ``keyword`` (exact words of the text; category ``exact`` in the files),
+    ``identifier``, ``fragment`` (an identifier's prefix), ``typo``, ``error`` (a pasted error
+    message) and ``nl`` (a question in a user's words; category ``paraphrase`` in the main and
+    held-out files, kind ``nl`` in the natural-language files).
+
+    Judgements
+      answer  (the headline) the hit's source is the expected file AND the text the agent
+              sees for that hit contains one of the query's answer substrings (whitespace
+              runs compared as one space). The text seen is rendered by ctx_search's own
+              renderer (``ctxmode.server.render.render_search``) one hit at a time, without
+              the ``## <query>`` line the agent wrote itself: ``--- [<source>:<lines>] ---``,
+              ``### <title>``, a blank line and the snippet. A right file with the answering
+              line elided from the snippet is a miss: the agent did not see the answer.
       strict  the hit's source ends with the expected file AND its title contains an expected
-              name as a whole word (when the query gives one); the number to tune ours on;
+              name as a whole word (when the query gives ``title``);
       shown   strict, or the expected file with a snippet that shows the ``def <name>`` /
-              ``class <name>`` line: the agent sees the definition even if the title is vague;
+              ``class <name>`` line;
       file    only the file has to match.
-    Upstream chunks .py files as markdown, so its titles come from ``#`` comments and rarely
-    name a definition: compare engines on ``shown`` and ``file``, not ``strict``.
+    ``strict``, ``shown`` and ``file`` are the judgements of earlier runs, kept so figures
+    stay comparable over time; ``answer`` is the one to read.
+
+    Per judgement: hit@1 and MRR@10 over a limit-10 search, hit@2 over what ctx_search shows
+    at its default limit (2 hits for the first calls of a window: ``DEFAULT_SEARCH_LIMIT`` 3
+    capped at 2), and, for ``answer``, bytes per hit (a hit as rendered, at the default
+    limit) and bytes per answer (the UTF-8 bytes of every default-limit reply, ``## <query>``
+    line included, divided by the number of queries whose answer those replies showed).
+
+Query sets (``--corpus-set``)
+    main        ``retrieval_queries.json`` over the main corpus: ranking is tuned on it.
+    heldout     ``retrieval_queries_heldout.json`` over a disjoint corpus (other stdlib files,
+                other packages' descriptions): checks that tuning on main generalises.
+    nl          ``retrieval_queries_nl.json``: natural-language questions (the tuning half).
+    nl_heldout  ``retrieval_queries_nl_heldout.json``: the other half, NEVER to be tuned on.
+    all         the four above, one after the other, then one table of all of them.
+    ``nl`` and ``nl_heldout`` share one corpus: the main corpus plus a few more packages'
+    descriptions and the sources listed in ``NL_PACKAGE_SOURCES``. Their questions were written
+    before any engine was run on it, in other words than the answering text, and split into the
+    two halves at random (``NL_SPLIT_SEED``; ``--verify`` checks the split). No file of the
+    held-out corpus is in it.
 
 Engines
     ours      ``ctxmode.store.ContentStore`` in process: ``index_file`` per corpus file, then
-              ``search(query, limit=10)``. Bytes per query are measured on a ``limit=2`` search
-              formatted like upstream's ctx_search text: ``--- [<source>] ---\\n### <title>\\n\\n
-              <snippet>\\n\\n`` per hit.
+              ``search(query, limit=10)`` for the ranks and ``search(query, limit=2)`` for
+              what ctx_search shows by default, rendered by ``render_search``.
     upstream  the context-mode MCP server (``peer.sh server`` from the bench harness), driven by
               ``upstream_search.py`` under the harness venv's Python (it needs ``mcp``). Upstream
-              caps ctx_search at 2 results per query, so its MRR@10 is really MRR@2; ours is
-              also shown restricted to its top 2 for a like-for-like comparison. Its bytes per
-              query are the UTF-8 bytes of the whole ctx_search result text.
+              caps ctx_search at 2 results per query, so its MRR@10 is really MRR@2. A hit's
+              shown text is rebuilt from its reply as ``--- [<source>] ---\\n### <title>\\n\\n
+              <snippet>``; its bytes per answer count the whole reply text.
 
 Corpus
     Copied into ``--corpus-dir`` (default: a temporary directory, removed afterwards) with
     stable names: ``stdlib/json/decoder.py``, ``stdlib/zipfile.py`` (whether the interpreter has
     ``zipfile.py`` or ``zipfile/__init__.py``), ``pkgdocs/rich.md`` (``.rst`` for packages whose
-    description is reStructuredText). Every file exists in Python 3.10 to 3.13; package
-    descriptions that are not installed are skipped, and so are the queries that need them.
-
-    ``--corpus-set heldout`` swaps in a disjoint corpus (other standard-library files, other
-    packages' descriptions) judged by ``retrieval_queries_heldout.json``, which becomes the
-    default ``--queries``. Ranking is tuned on the main set; the held-out set checks that the
-    tuning generalises.
+    description is reStructuredText), ``pkgsrc/rich/progress.py`` (a file of an installed
+    package, by import name). Every stdlib file exists in Python 3.10 to 3.13; package files
+    that are not installed are skipped, and so are the queries that need them, and so is a
+    query none of whose answers is in the installed version of its file.
 
 Run (from the repository root)::
 
     .venv/bin/python benchmarks/retrieval_eval.py --engines ours
-    .venv/bin/python benchmarks/retrieval_eval.py \\
+    .venv/bin/python benchmarks/retrieval_eval.py --corpus-set all --engines ours
+    .venv/bin/python benchmarks/retrieval_eval.py --corpus-set nl \\
         --upstream-python "$CTXMODE_BENCH_HOME/venv/bin/python" \\
         --peer ../shared/bench/peer.sh --out retrieval-results.json
-    .venv/bin/python benchmarks/retrieval_eval.py --corpus-set heldout --engines ours
+    .venv/bin/python benchmarks/retrieval_eval.py --corpus-set all --verify
 
 ``--peer`` defaults to ``$CTXMODE_BENCH_PEER`` or ``../shared/bench/peer.sh`` next to the
 repository; ``--upstream-python`` defaults to ``$CTXMODE_BENCH_HOME/venv/bin/python`` (with
-the harness's default for ``CTXMODE_BENCH_HOME``). ``--verify`` only checks the query set
-against the corpus (expected file present, evidence text in it, a definition or heading with
-the expected title) and exits. ``--corpus-dir`` is rebuilt on every run.
+the harness's default for ``CTXMODE_BENCH_HOME``). ``--verify`` only checks the query sets
+against their corpus (expected file present, every answer and evidence text in it, a
+definition or heading with the expected title, the natural-language split) and exits.
+``--corpus-dir`` (one set only) is rebuilt on every run.
 
 The upstream server runs with a private HOME/TMPDIR/project dir but no network sandbox (it
 tries an npm registry update check at start; that does not affect search results). Upstream
@@ -66,8 +94,10 @@ from __future__ import annotations
 
 import argparse
 import importlib.metadata
+import importlib.util
 import json
 import os
+import random
 import re
 import shutil
 import subprocess
@@ -82,6 +112,8 @@ HERE = Path(__file__).resolve().parent
 REPO = HERE.parent
 DEFAULT_QUERIES = HERE / "retrieval_queries.json"
 HELDOUT_QUERIES = HERE / "retrieval_queries_heldout.json"
+NL_QUERIES = HERE / "retrieval_queries_nl.json"
+NL_HELDOUT_QUERIES = HERE / "retrieval_queries_nl_heldout.json"
 UPSTREAM_RUNNER = HERE / "upstream_search.py"
 
 # Standard-library files, by label under stdlib/. Alternatives cover layout changes between
@@ -216,13 +248,70 @@ HELDOUT_PACKAGE_DOCS = (
     "packaging",
 )
 
-# --corpus-set name: (stdlib files, package descriptions, default query file).
-CORPUS_SETS: dict[str, tuple[list[tuple[str, tuple[str, ...]]], tuple[str, ...], Path]] = {
-    "main": (STDLIB_FILES, PACKAGE_DOCS, DEFAULT_QUERIES),
-    "heldout": (HELDOUT_STDLIB_FILES, HELDOUT_PACKAGE_DOCS, HELDOUT_QUERIES),
+
+# The natural-language corpus (``--corpus-set nl`` / ``nl_heldout``): the main corpus plus more
+# packages' descriptions and some installed packages' own sources, by import name and path in
+# the package (copied as ``pkgsrc/<import name>/<path>``). Nothing of the held-out corpus.
+NL_PACKAGE_DOCS = (
+    "anyio",
+    "click",
+    "starlette",
+    "httpx2",
+    "uvicorn",
+    "sse-starlette",
+    "truststore",
+    "markdownify",
+    "mcp",
+    "attrs",
+)
+NL_PACKAGE_SOURCES: tuple[tuple[str, str], ...] = tuple(
+    (pkg, path)
+    for pkg, paths in (
+        ("rich", "progress.py console.py logging.py traceback.py prompt.py live.py"),
+        ("click", "core.py termui.py testing.py utils.py"),
+        ("anyio", "to_thread.py _core/_fileio.py _core/_tasks.py _core/_synchronization.py"),
+        (
+            "starlette",
+            "staticfiles.py responses.py background.py middleware/cors.py middleware/gzip.py"
+            " middleware/sessions.py middleware/trustedhost.py middleware/httpsredirect.py",
+        ),
+        ("httpx2", "_config.py _client.py _auth.py"),
+        ("pydantic", "config.py fields.py"),
+        ("psutil", "__init__.py"),
+        ("platformdirs", "api.py"),
+        ("uvicorn", "main.py config.py"),
+    )
+    for path in paths.split()
+)
+# The natural-language questions were split into a tuning half and a held-out half by
+# shuffling their ids (sorted) with this seed; the first half (rounded up) is the tuning one.
+NL_SPLIT_SEED = 20260611
+
+
+@dataclass(frozen=True)
+class CorpusSpec:
+    stdlib: list[tuple[str, tuple[str, ...]]]
+    package_docs: tuple[str, ...]
+    package_sources: tuple[tuple[str, str], ...] = ()
+
+
+CORPORA: dict[str, CorpusSpec] = {
+    "main": CorpusSpec(STDLIB_FILES, PACKAGE_DOCS),
+    "heldout": CorpusSpec(HELDOUT_STDLIB_FILES, HELDOUT_PACKAGE_DOCS),
+    "nl": CorpusSpec(STDLIB_FILES, PACKAGE_DOCS + NL_PACKAGE_DOCS, NL_PACKAGE_SOURCES),
+}
+# --corpus-set name: (corpus, default query file).
+QUERY_SETS: dict[str, tuple[str, Path]] = {
+    "main": ("main", DEFAULT_QUERIES),
+    "heldout": ("heldout", HELDOUT_QUERIES),
+    "nl": ("nl", NL_QUERIES),
+    "nl_heldout": ("nl", NL_HELDOUT_QUERIES),
 }
 
 ENGINES = ("ours", "upstream")
+# What ctx_search shows by default: DEFAULT_SEARCH_LIMIT (3) capped at 2 per query for the
+# first calls of a window (ctxmode.server.tools.ctx_search); upstream has the same cap.
+AGENT_LIMIT = 2
 
 
 # --------------------------------------------------------------------------- corpus
@@ -236,16 +325,34 @@ class CorpusFile:
     origin: str  # where it came from ("stdlib:json/decoder.py", "dist:rich 14.0.0")
 
 
-def build_corpus(
-    root: Path,
-    stdlib_files: list[tuple[str, tuple[str, ...]]] = STDLIB_FILES,
-    package_docs: tuple[str, ...] = PACKAGE_DOCS,
-) -> tuple[list[CorpusFile], list[str]]:
-    """Copy the fixed file lists into `root`; (files, notes about anything skipped)."""
+def _package_dir(name: str) -> Path | None:
+    """The directory of an installed top-level package, found without importing it."""
+    try:
+        spec = importlib.util.find_spec(name)
+    except (ImportError, ValueError):
+        return None
+    locations = list(spec.submodule_search_locations or []) if spec else []
+    return Path(locations[0]) if locations else None
+
+
+def _package_version(name: str) -> str:
+    dists = importlib.metadata.packages_distributions().get(name) or [name]
+    try:
+        return f"{dists[0]} {importlib.metadata.version(dists[0])}"
+    except importlib.metadata.PackageNotFoundError:
+        return name
+
+
+def build_corpus(root: Path, spec: CorpusSpec) -> tuple[list[CorpusFile], list[str]]:
+    """Copy the spec's files into `root`; (files, notes about anything skipped)."""
     stdlib = Path(sysconfig.get_paths()["stdlib"])
     files: list[CorpusFile] = []
     notes: list[str] = []
-    for label, alternatives in stdlib_files:
+
+    def add(label: str, dest: Path, origin: str) -> None:
+        files.append(CorpusFile(label, dest, dest.stat().st_size, origin))
+
+    for label, alternatives in spec.stdlib:
         found = next((stdlib / alt for alt in alternatives if (stdlib / alt).is_file()), None)
         if found is None:
             notes.append(f"stdlib file missing: {label}")
@@ -253,9 +360,8 @@ def build_corpus(
         dest = root / "stdlib" / label
         dest.parent.mkdir(parents=True, exist_ok=True)
         shutil.copyfile(found, dest)
-        origin = f"stdlib:{found.relative_to(stdlib).as_posix()}"
-        files.append(CorpusFile(f"stdlib/{label}", dest, dest.stat().st_size, origin))
-    for name in package_docs:
+        add(f"stdlib/{label}", dest, f"stdlib:{found.relative_to(stdlib).as_posix()}")
+    for name in spec.package_docs:
         try:
             meta = importlib.metadata.metadata(name)
         except importlib.metadata.PackageNotFoundError:
@@ -270,12 +376,36 @@ def build_corpus(
         dest = root / "pkgdocs" / f"{name}{ext}"
         dest.parent.mkdir(parents=True, exist_ok=True)
         dest.write_text(body if body.endswith("\n") else body + "\n", encoding="utf-8")
-        origin = f"dist:{name} {meta['Version']}"
-        files.append(CorpusFile(f"pkgdocs/{name}{ext}", dest, dest.stat().st_size, origin))
+        add(f"pkgdocs/{name}{ext}", dest, f"dist:{name} {meta['Version']}")
+    versions: dict[str, str] = {}
+    for package, rel in spec.package_sources:
+        base = _package_dir(package)
+        if base is None or not (base / rel).is_file():
+            notes.append(f"package file not installed, skipped: {package}/{rel}")
+            continue
+        if package not in versions:
+            versions[package] = _package_version(package)
+        dest = root / "pkgsrc" / package / rel
+        dest.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(base / rel, dest)
+        add(f"pkgsrc/{package}/{rel}", dest, f"dist:{versions[package]}:{rel}")
     return files, notes
 
 
 # --------------------------------------------------------------------------- queries
+
+# Query kinds, in report order, by the category names the query files use.
+KIND_OF = {
+    "exact": "keyword",
+    "keyword": "keyword",
+    "identifier": "identifier",
+    "fragment": "fragment",
+    "typo": "typo",
+    "error": "error",
+    "paraphrase": "nl",
+    "nl": "nl",
+}
+KINDS = ("keyword", "identifier", "fragment", "typo", "error", "nl")
 
 
 @dataclass(frozen=True)
@@ -286,24 +416,33 @@ class Query:
     file: str
     titles: tuple[str, ...] = ()
     evidence: str | None = None
+    answers: tuple[str, ...] = ()
+
+    @property
+    def kind(self) -> str:
+        return KIND_OF.get(self.category, self.category)
+
+
+def _strings(value: object) -> tuple[str, ...]:
+    if not value:
+        return ()
+    return (value,) if isinstance(value, str) else tuple(value)  # type: ignore[arg-type]
 
 
 def load_queries(path: Path) -> list[Query]:
     data = json.loads(path.read_text(encoding="utf-8"))
-    out: list[Query] = []
-    for item in data["queries"]:
-        title = item.get("title") or ()
-        titles = (title,) if isinstance(title, str) else tuple(title)
-        out.append(
-            Query(
-                item["id"],
-                item["category"],
-                item["query"],
-                item["file"],
-                titles,
-                item.get("evidence"),
-            )
+    out = [
+        Query(
+            item["id"],
+            item.get("category") or item["kind"],
+            item["query"],
+            item["file"],
+            _strings(item.get("title")),
+            item.get("evidence"),
+            _strings(item.get("answer")),
         )
+        for item in data["queries"]
+    ]
     ids = [q.id for q in out]
     if len(set(ids)) != len(ids):
         raise SystemExit(f"{path}: duplicate query ids")
@@ -319,7 +458,18 @@ def title_matches(title: str, wanted: tuple[str, ...]) -> bool:
     return any(re.search(rf"(?<!\w){re.escape(w)}(?!\w)", title) for w in wanted)
 
 
-JUDGES = ("strict", "shown", "file")
+JUDGES = ("answer", "strict", "shown", "file")
+
+
+def squash(text: str) -> str:
+    """Whitespace runs as one space: an answer is matched across re-indented lines."""
+    return " ".join(text.split())
+
+
+def answer_shown(shown: str, answers: tuple[str, ...]) -> bool:
+    """The text an agent sees for a hit contains one of the answers."""
+    seen = squash(shown)
+    return any(squash(a) in seen for a in answers)
 
 
 def definition_shown(snippet: str, wanted: tuple[str, ...]) -> bool:
@@ -330,19 +480,28 @@ def definition_shown(snippet: str, wanted: tuple[str, ...]) -> bool:
     )
 
 
-def is_correct(hit: tuple[str, ...], q: Query, judge: str) -> bool:
-    """Judge one hit (source, title[, snippet]); see JUDGES and the module docstring."""
-    source, title = hit[0], hit[1]
-    if not source_matches(source, q.file):
+@dataclass(frozen=True)
+class Hit:
+    source: str
+    title: str
+    snippet: str
+    shown: str  # everything the agent reads for this hit
+
+
+def is_correct(hit: Hit, q: Query, judge: str) -> bool:
+    """Judge one hit; see JUDGES and the module docstring."""
+    if not source_matches(hit.source, q.file):
         return False
+    if judge == "answer":
+        return answer_shown(hit.shown, q.answers)
     if judge == "file" or not q.titles:
         return True
-    if title_matches(title, q.titles):
+    if title_matches(hit.title, q.titles):
         return True
-    return judge == "shown" and len(hit) > 2 and definition_shown(hit[2], q.titles)
+    return judge == "shown" and definition_shown(hit.snippet, q.titles)
 
 
-def first_correct_rank(ranked: list[tuple[str, ...]], q: Query, judge: str) -> int | None:
+def first_correct_rank(ranked: list[Hit], q: Query, judge: str) -> int | None:
     """1-based rank of the first correct hit, or None."""
     for i, hit in enumerate(ranked, 1):
         if is_correct(hit, q, judge):
@@ -361,11 +520,45 @@ def _python_names(text: str) -> set[str]:
     return {n.name for n in ast.walk(tree) if isinstance(n, kinds)}
 
 
+def nl_split(ids: list[str], seed: int = NL_SPLIT_SEED) -> tuple[set[str], set[str]]:
+    """(tuning ids, held-out ids): the sorted ids shuffled with `seed`, first half tuning."""
+    order = sorted(ids)
+    random.Random(seed).shuffle(order)
+    half = (len(order) + 1) // 2
+    return set(order[:half]), set(order[half:])
+
+
+_WORD = re.compile(r"[a-z0-9]+")
+_STOP = set(
+    "a an and are as at be by can do does for from get how i in is it its let make my me of"
+    " on or so the this to what when where which while with without".split()
+)
+
+
+def shared_words(query: str, line: str) -> float:
+    """Share of the query's content words that occur in the answering line."""
+    words = {w for w in _WORD.findall(query.lower()) if w not in _STOP}
+    return len(words & set(_WORD.findall(line.lower()))) / len(words) if words else 0.0
+
+
+def _answer_lines(text: str, answer: str) -> str:
+    """The line(s) of `text` holding `answer` (whitespace-squashed match)."""
+    lines = text.split("\n")
+    for width in (1, 2, 3, 4):
+        for i in range(len(lines) - width + 1):
+            chunk = "\n".join(lines[i : i + width])
+            if squash(answer) in squash(chunk):
+                return chunk
+    return ""
+
+
 def verify(files: list[CorpusFile], queries: list[Query]) -> int:
     """Check every query against the corpus; print problems; return their count."""
     by_label = {f.label: f for f in files}
     texts = {f.label: f.path.read_text(encoding="utf-8", errors="replace") for f in files}
+    squashed = {label: squash(t) for label, t in texts.items()}
     problems = 0
+    overlaps: list[tuple[float, str]] = []
     for q in queries:
         issues: list[str] = []
         f = by_label.get(q.file)
@@ -375,6 +568,15 @@ def verify(files: list[CorpusFile], queries: list[Query]) -> int:
         text = texts[q.file]
         if q.evidence and q.evidence not in text:
             issues.append(f"evidence {q.evidence!r} not in {q.file}")
+        if not q.answers:
+            issues.append("no answer")
+        issues += [
+            f"answer {answer!r} not in {q.file}"
+            for answer in q.answers
+            if squash(answer) not in squashed[q.file]
+        ]
+        if q.category == "nl" and q.answers:  # the first answer is the answering sentence
+            overlaps.append((shared_words(q.text, _answer_lines(text, q.answers[0])), q.id))
         if q.titles:
             if q.file.endswith(".py"):
                 names = _python_names(text)
@@ -389,8 +591,50 @@ def verify(files: list[CorpusFile], queries: list[Query]) -> int:
         problems += bool(issues)
         for issue in issues:
             print(f"FAIL   {q.id}: {issue}")
+    if overlaps:
+        mean = sum(o for o, _ in overlaps) / len(overlaps)
+        high = [f"{i} ({o:.2f})" for o, i in sorted(overlaps, reverse=True) if o > 0.5]
+        print(
+            f"nl: the answering sentence holds {mean:.0%} of a question's content words on average"
+            + (f"; over half for {', '.join(high)}" if high else "")
+        )
     print(f"verify: {len(queries)} queries, {problems} with problems")
     return problems
+
+
+def verify_nl_split(tuning: Path = NL_QUERIES, heldout: Path = NL_HELDOUT_QUERIES) -> int:
+    """The two natural-language files hold the seeded random split of their ids."""
+    a = {q.id for q in load_queries(tuning)}
+    b = {q.id for q in load_queries(heldout)}
+    want_a, want_b = nl_split(sorted(a | b))
+    if a & b:
+        print(f"FAIL   nl split: ids in both halves: {', '.join(sorted(a & b))}")
+        return 1
+    if (a, b) != (want_a, want_b):
+        moved = sorted((a - want_a) | (b - want_b))
+        print(f"FAIL   nl split: not the seed-{NL_SPLIT_SEED} split; moved: {', '.join(moved)}")
+        return 1
+    print(f"nl split: {len(a)} tuning + {len(b)} held-out, the seed-{NL_SPLIT_SEED} split")
+    return 0
+
+
+def answerable(files: list[CorpusFile], queries: list[Query]) -> tuple[list[Query], list[str]]:
+    """The queries this corpus can judge: their file is in it and (when they give answers)
+    one of the answers is in the installed version of that file; (kept, skip notes)."""
+    by_label = {f.label: f for f in files}
+    kept: list[Query] = []
+    notes: list[str] = []
+    for q in queries:
+        f = by_label.get(q.file)
+        if f is None:
+            notes.append(f"{q.id} (file not in corpus)")
+            continue
+        text = squash(f.path.read_text(encoding="utf-8", errors="replace"))
+        if q.answers and not any(squash(a) in text for a in q.answers):
+            notes.append(f"{q.id} (answer not in this version of {q.file})")
+            continue
+        kept.append(q)
+    return kept, notes
 
 
 # --------------------------------------------------------------------------- engines
@@ -401,46 +645,59 @@ def format_hits(hits: list[list[str]]) -> str:
     return "".join(f"--- [{s}] ---\n### {t}\n\n{snip}\n\n" for s, t, snip in hits)
 
 
-def run_ours(files: list[CorpusFile], queries: list[Query], workdir: Path) -> dict:
-    """Index the corpus into a fresh ContentStore and run every query (limit 10 and limit 2)."""
+def run_ours(files: list[CorpusFile], query_sets: dict[str, list[Query]], db_path: Path) -> dict:
+    """Index the corpus into a fresh ContentStore once and run every set's queries at limit 10
+    and at the default limit; {set name: raw results}."""
     sys.path.insert(0, str(REPO))
     import ctxmode
-    from ctxmode.store import ContentStore
+    from ctxmode.server.render import render_search
+    from ctxmode.store import ContentStore, RefreshReport, SearchResult
 
-    db_path = workdir / "ours.db"
-    results = []
+    def shown(query: str, hit: object) -> str:
+        """One hit as ctx_search renders it, without the query's own `## <query>` line."""
+        text = render_search([SearchResult(query, [hit], {}, RefreshReport())])  # type: ignore[list-item]
+        head = f"## {query}\n\n"
+        return text[len(head) :] if text.startswith(head) else text
+
+    out: dict[str, dict] = {}
     with ContentStore(db_path) as store:
         t0 = time.perf_counter()
-        chunks = 0
-        for f in files:
-            chunks += store.index_file(f.path, label=f.label).chunks
+        chunks = sum(store.index_file(f.path, label=f.label).chunks for f in files)
         index_s = time.perf_counter() - t0
-        for q in queries:
-            t1 = time.perf_counter()
-            res = store.search(q.text, limit=10)
-            ms = (time.perf_counter() - t1) * 1000
-            top2 = store.search(q.text, limit=2)
-            shown = [[h.source, h.title, h.snippet] for h in top2.hits]
-            results.append(
-                {
-                    "id": q.id,
-                    "ms": round(ms, 2),
-                    "ranked": [[h.source, h.title, h.snippet] for h in res.hits],
-                    "layers": [h.layer for h in res.hits],
-                    "top2": shown,
-                    "bytes": len(format_hits(shown).encode("utf-8")),
-                    "corrections": res.corrections,
-                }
-            )
-    return {
-        "engine": "ours",
-        "version": getattr(ctxmode, "__version__", None),
-        "git": _git_state(),
-        "index": {"files": len(files), "chunks": chunks, "seconds": round(index_s, 2)},
-        "bytes_definition": "UTF-8 bytes of the limit=2 hits formatted as "
-        "'--- [<source>] ---\\n### <title>\\n\\n<snippet>\\n\\n'",
-        "results": results,
-    }
+        for name, queries in query_sets.items():
+            results = []
+            for q in queries:
+                t1 = time.perf_counter()
+                res = store.search(q.text, limit=10)
+                ms = (time.perf_counter() - t1) * 1000
+                view = store.search(q.text, limit=AGENT_LIMIT)
+                top2 = [[h.source, h.title, h.snippet] for h in view.hits]
+                seen = [[*hit, shown(q.text, h)] for hit, h in zip(top2, view.hits, strict=True)]
+                results.append(
+                    {
+                        "id": q.id,
+                        "ms": round(ms, 2),
+                        "ranked": [
+                            [h.source, h.title, h.snippet, shown(q.text, h)] for h in res.hits
+                        ],
+                        "layers": [h.layer for h in res.hits],
+                        "view": seen,
+                        "bytes": len(format_hits(top2).encode("utf-8")),
+                        "reply_bytes": len(render_search([view]).encode("utf-8")),
+                        "corrections": res.corrections,
+                    }
+                )
+            out[name] = {
+                "engine": "ours",
+                "version": getattr(ctxmode, "__version__", None),
+                "git": _git_state(),
+                "index": {"files": len(files), "chunks": chunks, "seconds": round(index_s, 2)},
+                "bytes_definition": "bytes: the limit=2 hits formatted as '--- [<source>] ---"
+                "\\n### <title>\\n\\n<snippet>\\n\\n' (earlier runs' figure); reply_bytes: the "
+                "limit=2 reply as ctx_search renders it",
+                "results": results,
+            }
+    return out
 
 
 def _git_state() -> dict | None:
@@ -467,6 +724,7 @@ def run_upstream(
     corpus_dir: Path, queries: list[Query], workdir: Path, python: str, peer: Path, keep: bool
 ) -> dict:
     """Run upstream_search.py under the bench venv's Python and load its JSON."""
+    workdir.mkdir(parents=True, exist_ok=True)
     qfile = workdir / "upstream-queries.json"
     qfile.write_text(
         json.dumps({"queries": [{"id": q.id, "query": q.text} for q in queries]}, indent=1),
@@ -510,31 +768,73 @@ def _rr(rank: int | None, cutoff: int) -> float:
     return 1.0 / rank if rank is not None and rank <= cutoff else 0.0
 
 
-def score(engine: str, queries: list[Query], results: list[dict], two_key: str) -> Scored:
-    """Per-query ranks and metrics. `two_key` names the list an agent sees at limit 2."""
+def _hits(rows: list[list[str]]) -> list[Hit]:
+    """Hits from raw results: (source, title, snippet[, shown]). Without a rendered text
+    (upstream) the shown text is rebuilt in upstream's layout from its parsed reply."""
+    return [
+        Hit(r[0], r[1], r[2], r[3] if len(r) > 3 else f"--- [{r[0]}] ---\n### {r[1]}\n\n{r[2]}")
+        for r in rows
+    ]
+
+
+def score(engine: str, queries: list[Query], results: list[dict]) -> Scored:
+    """Per-query ranks and metrics. A result's `view` is what an agent sees at the default
+    limit (upstream: its capped `ranked` list)."""
     by_id = {r["id"]: r for r in results}
     scored = Scored(engine)
     for q in queries:
         r = by_id.get(q.id)
         if r is None:
             continue
-        ranked = [tuple(x) for x in r["ranked"]][:10]
-        two = [tuple(x) for x in r[two_key]][:2]
-        row: dict = {"id": q.id, "category": q.category, "query": q.text, "error": r.get("error")}
+        ranked = _hits(r["ranked"])[:10]
+        view = _hits(r.get("view", r["ranked"]))[:AGENT_LIMIT]
+        row: dict = {
+            "id": q.id,
+            "kind": q.kind,
+            "category": q.category,
+            "query": q.text,
+            "error": r.get("error"),
+        }
         for judge in JUDGES:
             rank = first_correct_rank(ranked, q, judge)
-            rank2 = first_correct_rank(two, q, judge)
+            rank2 = first_correct_rank(view, q, judge)
             row[f"rank_{judge}"] = rank
             row[f"hit1_{judge}"] = float(rank == 1)
             row[f"hit2_{judge}"] = float(rank2 is not None)
             row[f"mrr10_{judge}"] = _rr(rank, 10)
             row[f"mrr2_{judge}"] = _rr(rank2, 2)
-        row["top1"] = list(ranked[0][:2]) if ranked else None
-        row["returned"] = [list(x[:2]) for x in ranked]
+        row["top1"] = [ranked[0].source, ranked[0].title] if ranked else None
+        row["returned"] = [[h.source, h.title] for h in ranked]
+        row["shown"] = [h.shown for h in view]
+        row["hit_bytes"] = [len(h.shown.encode("utf-8")) for h in view]
+        row["reply_bytes"] = r.get("reply_bytes", r["bytes"])
         row["bytes"] = r["bytes"]
         row["hits_bytes"] = r.get("hits_bytes", r["bytes"])
         scored.rows.append(row)
     return scored
+
+
+def answer_summary(rows: list[dict]) -> dict:
+    """The headline figures over `rows`: answer-shown hit@1, hit@2 (default limit), MRR@10,
+    bytes per hit shown and bytes of replies per query whose reply showed the answer."""
+    if not rows:
+        return {"n": 0}
+
+    def mean(key: str) -> float:
+        return round(sum(r[key] for r in rows) / len(rows), 3)
+
+    sizes = [b for r in rows for b in r["hit_bytes"]]
+    answered = sum(r["hit2_answer"] for r in rows)
+    return {
+        "n": len(rows),
+        "hit1": mean("hit1_answer"),
+        "hit2": mean("hit2_answer"),
+        "mrr10": mean("mrr10_answer"),
+        "bytes_per_hit": round(sum(sizes) / len(sizes)) if sizes else None,
+        "bytes_per_answer": round(sum(r["reply_bytes"] for r in rows) / answered)
+        if answered
+        else None,
+    }
 
 
 def summary(s: Scored) -> dict:
@@ -542,6 +842,14 @@ def summary(s: Scored) -> dict:
         "queries": len(s.rows),
         "mean_bytes_per_query": s.metric("bytes"),
         "mean_hit_bytes_per_query": s.metric("hits_bytes"),
+        "answer_shown": {
+            "all": answer_summary(s.rows),
+            "by_kind": {
+                k: answer_summary([r for r in s.rows if r["kind"] == k])
+                for k in KINDS
+                if any(r["kind"] == k for r in s.rows)
+            },
+        },
     }
     for judge in JUDGES:
         out[judge] = {m: s.metric(f"{m}_{judge}") for m in ("hit1", "hit2", "mrr10", "mrr2")}
@@ -557,18 +865,49 @@ def _fmt(x: float | None, width: int = 7) -> str:
     return f"{'-' if x is None else f'{x:.3f}':>{width}}"
 
 
-# Which judgement each engine's rank-1 miss list uses: upstream chunks .py files as markdown
-# (titles come from `#` comments), so for it only the file-level misses say much.
-MISS_JUDGE = {"ours": "strict", "upstream": "file"}
+def _num(x: float | None, width: int) -> str:
+    return f"{'-' if x is None else f'{x:.0f}':>{width}}"
 
 
-def print_report(scored: list[Scored], queries: list[Query]) -> None:
+ANSWER_HEAD = (
+    f"  {'set':<11}{'engine':<10}{'kind':<11}{'n':>4}{'hit@1':>7}{'hit@2':>7}{'MRR@10':>8}"
+    f"{'B/hit':>7}{'B/answer':>9}"
+)
+
+
+def answer_lines(set_name: str, sums: dict[str, dict]) -> list[str]:
+    """Rows of the headline table for one set: per engine, per kind, then all kinds."""
+    lines = []
+    for engine, sm in sums.items():
+        shown = sm["answer_shown"]
+        parts = [*shown["by_kind"].items(), ("all", shown["all"])]
+        for kind, m in parts:
+            lines.append(
+                f"  {set_name:<11}{engine:<10}{kind:<11}{m['n']:>4}{_fmt(m.get('hit1'))}"
+                f"{_fmt(m.get('hit2'))}{_fmt(m.get('mrr10'), 8)}"
+                f"{_num(m.get('bytes_per_hit'), 7)}{_num(m.get('bytes_per_answer'), 9)}"
+            )
+    return lines
+
+
+ANSWER_NOTE = (
+    "  answer = expected file, and the text shown for the hit (header, title, snippet as\n"
+    "  ctx_search renders them) contains an answer substring. hit@1, MRR@10: limit-10 search;\n"
+    f"  hit@2: what ctx_search shows by default ({AGENT_LIMIT} hits). B/hit: mean bytes of one"
+    " hit as shown;\n  B/answer: bytes of all default replies / queries whose reply showed"
+    " the answer.\n  upstream returns at most 2 hits, so its MRR@10 is MRR@2."
+)
+
+
+def print_report(set_name: str, scored: list[Scored], queries: list[Query]) -> None:
     sums = {s.engine: summary(s) for s in scored}
     print()
-    print("Retrieval quality, by judgement:")
-    print("  strict = expected file, and the chunk title names the expected definition/heading")
-    print("  shown  = expected file, and the title names it or the snippet shows its def line")
-    print("  file   = expected file only")
+    print(f"== {set_name}: answer shown (headline), by kind")
+    print(ANSWER_HEAD)
+    print("\n".join(answer_lines(set_name, sums)))
+    print(ANSWER_NOTE)
+    print()
+    print(f"{set_name}: all judgements (strict, shown, file: as in earlier runs)")
     head = f"  {'engine':<10}{'judge':<8}{'hit@1':>7}{'hit@2':>7}{'MRR@10':>8}{'MRR@2':>7}"
     print(head + f"{'bytes/q':>9}{'n':>5}")
     for s in scored:
@@ -581,42 +920,33 @@ def print_report(scored: list[Scored], queries: list[Query]) -> None:
                 f"{sm['mean_bytes_per_query'] or 0:>9.0f}{sm['queries']:>5}"
             )
     print(
-        "  hit@2, MRR@2 and bytes/q are over what an agent sees at limit 2 (ours: a limit=2"
-        " search;\n  upstream: its 2-result cap). MRR@10 is over ours' top 10; upstream returns"
-        " at most 2\n  results, so its MRR@10 is really MRR@2. bytes/q: ours = the 2 hits in"
-        " upstream's layout,\n  upstream = its whole ctx_search reply (headers and throttle"
-        " notice included)."
+        "  strict = expected file, and the chunk title names the expected definition/heading;"
+        "\n  shown = that, or the snippet shows its def line; file = expected file only."
+        "\n  bytes/q: ours = the 2 hits in upstream's layout, upstream = its whole ctx_search"
+        " reply."
     )
-    for s in scored:
-        sm = sums[s.engine]
-        if sm["mean_hit_bytes_per_query"] != sm["mean_bytes_per_query"]:
-            print(
-                f"  {s.engine}: {sm['mean_hit_bytes_per_query']:.0f} bytes/q counting only its hits"
-                " in ours' layout."
-            )
     print()
     print("hit@1 by category (" + " / ".join(JUDGES) + ")")
-    print(f"  {'category':<12}{'n':>4}" + "".join(f"{s.engine:>22}" for s in scored))
+    print(f"  {'category':<12}{'n':>4}" + "".join(f"{s.engine:>30}" for s in scored))
     for cat in sorted({q.category for q in queries}):
         n = max(sums[s.engine]["by_category"].get(cat, {}).get("n", 0) for s in scored)
         cells = []
         for s in scored:
             c = sums[s.engine]["by_category"].get(cat)
             cell = " / ".join(f"{c[f'hit1_{j}']:.2f}" for j in JUDGES) if c else "-"
-            cells.append(f"{cell:>22}")
+            cells.append(f"{cell:>30}")
         print(f"  {cat:<12}{n:>4}" + "".join(cells))
     by_id = {q.id: q for q in queries}
     for s in scored:
-        judge = MISS_JUDGE.get(s.engine, "strict")
-        misses = [r for r in s.rows if r[f"rank_{judge}"] != 1]
+        misses = [r for r in s.rows if r["rank_answer"] != 1]
         print()
-        print(f"{s.engine}: {len(misses)} queries not answered at rank 1 ({judge})")
+        print(f"{set_name} {s.engine}: {len(misses)} queries whose answer is not shown at rank 1")
         for r in misses:
             q = by_id[r["id"]]
-            want = q.file + (f" [{' | '.join(q.titles)}]" if q.titles else "")
+            want = f"{q.file} [{' | '.join(q.answers)}]"
             got = f"{r['top1'][0]} [{r['top1'][1]}]" if r["top1"] else "(no results)"
-            rank = r[f"rank_{judge}"]
-            where = f"correct at rank {rank}" if rank else "correct not returned"
+            rank = r["rank_answer"]
+            where = f"answer shown at rank {rank}" if rank else "answer not shown in the top 10"
             if rank is None and r["rank_file"]:
                 where += f"; file at rank {r['rank_file']}"
             if r.get("error"):
@@ -645,6 +975,17 @@ def _default_peer() -> Path | None:
     return guess if guess.exists() else None
 
 
+def _prepare_dir(corpus_dir: Path) -> None:
+    """Always rebuilt (the copy must match this interpreter), but only ever delete what looks
+    like an earlier corpus."""
+    if corpus_dir.exists() and any(corpus_dir.iterdir()):
+        if {p.name for p in corpus_dir.iterdir()} - {"stdlib", "pkgdocs", "pkgsrc"}:
+            raise SystemExit(
+                f"--corpus-dir {corpus_dir} is not empty and not a corpus from this script"
+            )
+        shutil.rmtree(corpus_dir)
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(
         description="Retrieval quality of ctxmode's knowledge base vs upstream context-mode.",
@@ -652,18 +993,18 @@ def main(argv: list[str] | None = None) -> int:
     )
     ap.add_argument(
         "--corpus-set",
-        choices=tuple(CORPUS_SETS),
+        choices=(*QUERY_SETS, "all"),
         default="main",
-        help="main: the corpus ranking is tuned on; heldout: a disjoint one to check that the"
-        " tuning generalises (default main)",
+        help="main: the set ranking is tuned on; heldout: a disjoint corpus and set; nl: the"
+        " natural-language questions' tuning half; nl_heldout: their held-out half (never"
+        " tune on it); all: the four (default main)",
     )
     ap.add_argument(
         "--queries",
         type=Path,
-        help="judged query set (default: retrieval_queries.json, or"
-        " retrieval_queries_heldout.json with --corpus-set heldout)",
+        help="judged query set (default: the --corpus-set's file; one set only)",
     )
-    ap.add_argument("--corpus-dir", type=Path, help="build and keep the corpus here")
+    ap.add_argument("--corpus-dir", type=Path, help="build and keep the corpus here (one set)")
     ap.add_argument(
         "--engines", default="ours,upstream", help="comma-separated: ours, upstream (default both)"
     )
@@ -678,7 +1019,9 @@ def main(argv: list[str] | None = None) -> int:
         default=_default_peer(),
         help="the bench harness's peer.sh (default $CTXMODE_BENCH_PEER or ../shared/bench)",
     )
-    ap.add_argument("--upstream-results", type=Path, help="reuse a saved upstream_search.py JSON")
+    ap.add_argument(
+        "--upstream-results", type=Path, help="reuse a saved upstream_search.py JSON (one set)"
+    )
     ap.add_argument("--out", type=Path, help="write the full results as JSON here")
     ap.add_argument("--keep-work", action="store_true", help="keep the scratch dir (DBs, state)")
     ap.add_argument("--verify", action="store_true", help="only check the queries, then exit")
@@ -688,91 +1031,124 @@ def main(argv: list[str] | None = None) -> int:
     unknown = set(engines) - set(ENGINES)
     if unknown:
         ap.error(f"unknown engine(s): {', '.join(sorted(unknown))}")
-    set_stdlib, set_packages, set_queries = CORPUS_SETS[a.corpus_set]
-    if a.queries is None:
-        a.queries = set_queries
-    all_queries = load_queries(a.queries)
+    set_names = list(QUERY_SETS) if a.corpus_set == "all" else [a.corpus_set]
+    if len(set_names) > 1 and (a.queries or a.corpus_dir or a.upstream_results):
+        ap.error("--queries, --corpus-dir and --upstream-results take one --corpus-set")
+    if "upstream" in engines and not a.upstream_results and not a.verify:
+        if a.peer is None or not Path(a.peer).exists():
+            ap.error("upstream needs --peer (the bench harness's peer.sh)")
+    query_files = {name: a.queries or QUERY_SETS[name][1] for name in set_names}
+    corpora: dict[str, list[str]] = {}
+    for name in set_names:
+        corpora.setdefault(QUERY_SETS[name][0], []).append(name)
 
     work = Path(tempfile.mkdtemp(prefix="ctxmode-retrieval-"))
-    corpus_dir = a.corpus_dir.resolve() if a.corpus_dir else work / "corpus"
-    if corpus_dir.exists() and any(corpus_dir.iterdir()):
-        # Always rebuilt (the copy must match this interpreter), but only ever delete what
-        # looks like an earlier corpus.
-        if {p.name for p in corpus_dir.iterdir()} - {"stdlib", "pkgdocs"}:
-            ap.error(f"--corpus-dir {corpus_dir} is not empty and not a corpus from this script")
-        shutil.rmtree(corpus_dir)
+    problems = 0
+    reports: dict[str, dict] = {}
+    headline: list[str] = []
     try:
-        files, notes = build_corpus(corpus_dir, set_stdlib, set_packages)
-        for note in notes:
-            print(f"[eval] {note}", file=sys.stderr)
-        print(
-            f"[eval] corpus: {len(files)} files, {sum(f.bytes for f in files):,} bytes"
-            f" in {corpus_dir}" + ("" if a.corpus_set == "main" else f" ({a.corpus_set} set)"),
-            file=sys.stderr,
-        )
-        if a.verify:
-            return 1 if verify(files, all_queries) else 0
-        labels = {f.label for f in files}
-        queries = [q for q in all_queries if q.file in labels]
-        skipped = [q.id for q in all_queries if q.file not in labels]
-        if skipped:
-            print(f"[eval] skipped (file not in corpus): {', '.join(skipped)}", file=sys.stderr)
-
-        raw: dict[str, dict] = {}
-        scored: list[Scored] = []
-        if "ours" in engines:
-            raw["ours"] = run_ours(files, queries, work)
-            git = raw["ours"]["git"] or {}
+        for corpus_name, names in corpora.items():
+            corpus_dir = a.corpus_dir.resolve() if a.corpus_dir else work / f"corpus-{corpus_name}"
+            _prepare_dir(corpus_dir)
+            files, notes = build_corpus(corpus_dir, CORPORA[corpus_name])
+            for note in notes:
+                print(f"[eval] {note}", file=sys.stderr)
             print(
-                f"[eval] ours: ctxmode {raw['ours']['version']} at {git.get('commit', '?')}"
-                + (" + uncommitted ctxmode changes" if git.get("ctxmode_dirty") else ""),
+                f"[eval] corpus {corpus_name}: {len(files)} files,"
+                f" {sum(f.bytes for f in files):,} bytes in {corpus_dir}",
                 file=sys.stderr,
             )
-            scored.append(score("ours", queries, raw["ours"]["results"], "top2"))
-        if "upstream" in engines:
-            if a.upstream_results:
-                raw["upstream"] = json.loads(a.upstream_results.read_text(encoding="utf-8"))
-            else:
-                if a.peer is None or not Path(a.peer).exists():
-                    ap.error("upstream needs --peer (the bench harness's peer.sh)")
-                raw["upstream"] = run_upstream(
-                    corpus_dir,
-                    queries,
-                    work,
-                    a.upstream_python,
-                    Path(a.peer).resolve(),
-                    a.keep_work,
+            sets = {name: load_queries(query_files[name]) for name in names}
+            if a.verify:
+                for name, queries in sets.items():
+                    print(f"== {name} ({query_files[name].name})")
+                    problems += verify(files, queries)
+                continue
+            skipped: dict[str, list[str]] = {}
+            for name in names:
+                sets[name], skipped[name] = answerable(files, sets[name])
+                if skipped[name]:
+                    print(f"[eval] {name}: skipped {', '.join(skipped[name])}", file=sys.stderr)
+            raw: dict[str, dict[str, dict]] = {name: {} for name in names}
+            if "ours" in engines:
+                ours = run_ours(files, sets, work / f"ours-{corpus_name}.db")
+                git = next(iter(ours.values()))["git"] or {}
+                print(
+                    f"[eval] ours: ctxmode {next(iter(ours.values()))['version']} at"
+                    f" {git.get('commit', '?')}"
+                    + (" + uncommitted ctxmode changes" if git.get("ctxmode_dirty") else ""),
+                    file=sys.stderr,
                 )
-            scored.append(score("upstream", queries, raw["upstream"]["results"], "ranked"))
-        print_report(scored, queries)
-
+                for name in names:
+                    raw[name]["ours"] = ours[name]
+            if "upstream" in engines:
+                for name in names:
+                    if a.upstream_results:
+                        up = json.loads(a.upstream_results.read_text(encoding="utf-8"))
+                    else:
+                        up = run_upstream(
+                            corpus_dir,
+                            sets[name],
+                            work / f"upstream-{name}",
+                            a.upstream_python,
+                            Path(a.peer).resolve(),
+                            a.keep_work,
+                        )
+                    raw[name]["upstream"] = up
+            for name in names:
+                scored = [score(e, sets[name], raw[name][e]["results"]) for e in raw[name]]
+                print_report(name, scored, sets[name])
+                sums = {s.engine: summary(s) for s in scored}
+                headline += answer_lines(name, sums)
+                reports[name] = {
+                    "queries": {
+                        "file": query_files[name].name,
+                        "used": len(sets[name]),
+                        "skipped": skipped[name],
+                    },
+                    "corpus": {
+                        "name": corpus_name,
+                        "files": [
+                            {"label": f.label, "bytes": f.bytes, "origin": f.origin} for f in files
+                        ],
+                        "bytes": sum(f.bytes for f in files),
+                        "notes": notes,
+                    },
+                    "summary": sums,
+                    "per_query": {s.engine: s.rows for s in scored},
+                    "engines": {
+                        e: {k: v for k, v in r.items() if k not in ("results", "text")}
+                        for e, r in raw[name].items()
+                    },
+                }
+        if a.verify:
+            if any(QUERY_SETS[n][0] == "nl" for n in set_names) and not a.queries:
+                problems += verify_nl_split()
+            return 1 if problems else 0
+        if len(set_names) > 1:
+            print()
+            print("== answer shown (headline), every set")
+            print(ANSWER_HEAD)
+            print("\n".join(headline))
+            print(ANSWER_NOTE)
         if a.out:
             report = {
                 "python": sys.version.split()[0],
                 "date_utc": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
-                "corpus": {
-                    **({} if a.corpus_set == "main" else {"set": a.corpus_set}),
-                    "files": [
-                        {"label": f.label, "bytes": f.bytes, "origin": f.origin} for f in files
-                    ],
-                    "bytes": sum(f.bytes for f in files),
-                    "notes": notes,
-                },
-                "queries": {"file": a.queries.name, "used": len(queries), "skipped": skipped},
                 "judging": {
+                    "answer": "source ends with the expected file and the hit's text as "
+                    "ctx_search renders it (header, title, snippet; not the query line) contains "
+                    "an answer substring, whitespace runs squashed (the headline)",
                     "strict": "source ends with the expected file and the title contains an "
                     "expected name as a whole word",
                     "shown": "strict, or the expected file and the snippet shows a "
                     "'def <name>' / 'class <name>' line",
                     "file": "source ends with the expected file",
+                    "default_limit": f"{AGENT_LIMIT} hits per query, as ctx_search shows them",
                     "upstream_cap": "upstream ctx_search returns at most 2 results per query; "
                     "its MRR@10 is therefore MRR@2",
                 },
-                "summary": {s.engine: summary(s) for s in scored},
-                "per_query": {s.engine: s.rows for s in scored},
-                "engines": {
-                    name: {k: v for k, v in r.items() if k != "results"} for name, r in raw.items()
-                },
+                "sets": reports,
             }
             a.out.write_text(json.dumps(report, indent=1, ensure_ascii=False) + "\n", "utf-8")
             print(f"\n[eval] wrote {a.out}", file=sys.stderr)
