@@ -360,6 +360,12 @@ FETCH_STRICT = Switch(
     "unique-local); link-local and metadata addresses are always refused.",
     default=False,
 )
+FETCH_TIMEOUT_MS = Millis(
+    ("CTXMODE_FETCH_TIMEOUT_MS",),
+    "Total time limit of fetching one URL in milliseconds: name lookup, connecting, headers, "
+    "body and redirects together.",
+    default=30_000,
+)
 EXEC_TIMEOUT_MS = Millis(
     ("CTXMODE_EXEC_TIMEOUT_MS",),
     "Deadline of a sandboxed run in milliseconds when --timeout-ms is not given.",
@@ -438,6 +444,7 @@ REGISTRY: tuple[Var, ...] = (
     REQUIRE_SECURITY,
     PLATFORM,
     FETCH_STRICT,
+    FETCH_TIMEOUT_MS,
     INJECT,
     SNAPSHOT_BYTES,
     SESSION_SUFFIX,
@@ -533,6 +540,10 @@ def platform(env: "Env" = None) -> str | None:
 
 def fetch_strict(env: "Env" = None) -> bool:
     return FETCH_STRICT.get(env)
+
+
+def fetch_timeout_ms(env: "Env" = None) -> float:
+    return FETCH_TIMEOUT_MS.get(env)
 
 
 def exec_timeout_ms(env: "Env" = None) -> float:

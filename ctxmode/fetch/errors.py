@@ -54,6 +54,13 @@ class FetchTimeoutError(FetchError):
     code = "timeout"
 
 
+class FetchCancelledError(FetchError):
+    """The caller stopped the fetch (its client went away, or the server is stopping)."""
+
+    exit_code = ExitCode.INTERRUPTED
+    code = "cancelled"
+
+
 class TooManyRedirectsError(FetchError):
     """More redirects than allowed (default 5)."""
 

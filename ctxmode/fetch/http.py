@@ -16,18 +16,27 @@ Each hop (the URL, then every redirect target) goes through the same steps:
    except under strict mode.
 5. Redirects (301/302/303/307/308) are followed by hand, at most 5, each hop re-checked.
 
-Limits (`FetchLimits`): 10 s to connect, 20 s per read, 30 s for the whole fetch, 10 MiB
-of body both as sent and once gzip/deflate is undone (a compression bomb stops at the cap).
-The body is streamed and the fetch aborted as soon as a limit is passed.
+Limits (`FetchLimits`): 10 s to connect, 20 s per read, 30 s for the whole fetch
+(``CTXMODE_FETCH_TIMEOUT_MS``), 10 MiB of body both as sent and once gzip/deflate is undone
+(a compression bomb stops at the cap). The body is streamed and the fetch aborted as soon as
+a limit is passed.
+
+The whole-fetch limit is a wall-clock deadline (`_Clock`), not a socket timeout: a server
+that trickles its status line a byte every few seconds never lets a read time out. A watcher
+thread shuts the fetch's sockets down when the deadline passes or the caller's cancel flag is
+set, which ends whatever connect, handshake, read or write is blocked on them; name lookups
+run in a thread of their own, waited for only as long as the deadline allows.
 """
 
 import http.client
 import socket
 import ssl
+import threading
 import time
 import zlib
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from typing import Any, TypeVar
 from urllib.parse import urljoin
 
 from ctxmode import __version__, settings
@@ -37,6 +46,8 @@ from ctxmode.fetch.errors import (
     BlockedAddressError,
     ConnectError,
     DnsError,
+    FetchCancelledError,
+    FetchError,
     FetchTimeoutError,
     HttpStatusError,
     TlsError,
@@ -50,6 +61,7 @@ from ctxmode.fetch.proxy import Proxy, proxy_for
 DEFAULT_MAX_BYTES = 10 * 1024 * 1024
 READ_CHUNK = 64 * 1024
 REDIRECT_STATUSES = frozenset({301, 302, 303, 307, 308})
+CANCEL_POLL_S = 0.05  # how often a fetch's watcher looks at its cancel flag
 USER_AGENT = f"Mozilla/5.0 (compatible; ctxmode/{__version__}; +https://pypi.org/project/ctxmode/)"
 ACCEPT = (
     "text/html,application/xhtml+xml,application/json;q=0.9,"
@@ -63,7 +75,7 @@ class FetchLimits:
 
     connect_timeout: float = 10.0
     read_timeout: float = 20.0
-    total_timeout: float = 30.0
+    total_timeout: float | None = None  # None: CTXMODE_FETCH_TIMEOUT_MS, 30 s by default
     max_bytes: int = DEFAULT_MAX_BYTES
     max_redirects: int = 5
 
@@ -108,17 +120,121 @@ def preflight(
     return target
 
 
+# --------------------------------------------------------------------------- the clock
+
+_T = TypeVar("_T")
+
+
+def _shut(sock: socket.socket) -> None:
+    """End every operation blocked on `sock` (its owner still closes it)."""
+    try:
+        # The plain socket's shutdown, also for TLS: SSLSocket's own drops its TLS state
+        # under the thread reading it.
+        socket.socket.shutdown(sock, socket.SHUT_RDWR)
+    except OSError:  # not connected yet, or closed already
+        pass
+
+
+class _Clock:
+    """One fetch's wall-clock deadline and its cancel flag, enforced on its sockets."""
+
+    def __init__(self, total: float, cancel: threading.Event | None) -> None:
+        self.total = total
+        self.deadline = time.monotonic() + total
+        self._cancel = cancel
+        self._sockets: list[socket.socket] = []
+        self._lock = threading.Lock()
+        self._finished = threading.Event()
+        self._watcher: threading.Thread | None = None
+        self.fired: FetchError | None = None  # what the watcher ended the fetch for
+
+    def _over(self) -> FetchError | None:
+        if self._cancel is not None and self._cancel.is_set():
+            return FetchCancelledError("fetch cancelled")
+        if time.monotonic() >= self.deadline:
+            return FetchTimeoutError(
+                f"fetch took longer than its total time limit of {self.total:g} s"
+            )
+        return None
+
+    def left(self) -> float:
+        """Seconds left for the fetch.
+
+        Raises:
+            FetchTimeoutError, FetchCancelledError: none are left, or the caller cancelled.
+        """
+        over = self.fired or self._over()
+        if over is not None:
+            raise over
+        return self.deadline - time.monotonic()
+
+    def _slice(self) -> float:
+        left = max(0.0, self.deadline - time.monotonic())
+        return left if self._cancel is None else min(left, CANCEL_POLL_S)
+
+    def watch(self, sock: socket.socket) -> None:
+        """Shut `sock` down when the fetch runs out of time or is cancelled."""
+        with self._lock:
+            self._sockets.append(sock)
+            if self._watcher is None and self.fired is None:
+                self._watcher = threading.Thread(
+                    target=self._watch, name="ctx-fetch-clock", daemon=True
+                )
+                self._watcher.start()
+            fired = self.fired is not None
+        if fired:
+            _shut(sock)
+
+    def _watch(self) -> None:
+        while (over := self._over()) is None:
+            if self._finished.wait(self._slice()):
+                return
+        with self._lock:
+            self.fired = over
+            sockets = list(self._sockets)
+        for sock in sockets:
+            _shut(sock)
+
+    def run(self, work: Callable[[], _T]) -> _T:
+        """`work()` in a thread of its own (a name lookup no timeout reaches), waited for
+        while time is left; raises what it raised."""
+        outcome: dict[str, Any] = {}
+        done = threading.Event()
+
+        def target() -> None:
+            try:
+                outcome["value"] = work()
+            except BaseException as exc:  # re-raised in the fetching thread
+                outcome["error"] = exc
+            finally:
+                done.set()
+
+        threading.Thread(target=target, name="ctx-fetch-lookup", daemon=True).start()
+        while not done.wait(self._slice()):
+            self.left()
+        if "error" in outcome:
+            raise outcome["error"]
+        return outcome["value"]  # type: ignore[no-any-return]
+
+    def finish(self) -> None:
+        self._finished.set()
+
+
 # --------------------------------------------------------------------------- connections
 
 
-def _connect_any(addresses: Sequence[Address], timeout: float | None) -> socket.socket:
+def _connect_any(
+    addresses: Sequence[Address], timeout: float | None, clock: _Clock
+) -> socket.socket:
     """Connect to the first checked address that answers (several: IPv6 and IPv4)."""
     if not addresses:
         raise ConnectError("no checked address to connect to")
     last = OSError("no address")
     for address in addresses:
+        left = clock.left()  # the next address only while time is left
         sock = socket.socket(address.family, socket.SOCK_STREAM)
-        sock.settimeout(timeout)
+        sock.settimeout(left if timeout is None else min(timeout, left))
+        clock.watch(sock)
         try:
             sock.connect(address.sockaddr)
         except OSError as exc:
@@ -132,12 +248,15 @@ def _connect_any(addresses: Sequence[Address], timeout: float | None) -> socket.
 class _PinnedHTTP(http.client.HTTPConnection):
     """Connects to pre-checked addresses instead of resolving the host again."""
 
-    def __init__(self, target: Target, addresses: Sequence[Address], timeout: float) -> None:
+    def __init__(
+        self, target: Target, addresses: Sequence[Address], timeout: float, clock: _Clock
+    ) -> None:
         super().__init__(target.host, target.port, timeout=timeout)
         self._addresses = addresses
+        self._clock = clock
 
     def connect(self) -> None:
-        self.sock = _connect_any(self._addresses, self.timeout)
+        self.sock = _connect_any(self._addresses, self.timeout, self._clock)
 
 
 class _PinnedHTTPS(http.client.HTTPSConnection):
@@ -149,18 +268,29 @@ class _PinnedHTTPS(http.client.HTTPSConnection):
         addresses: Sequence[Address],
         timeout: float,
         context: ssl.SSLContext,
+        clock: _Clock,
     ) -> None:
         super().__init__(target.host, target.port, timeout=timeout, context=context)
         self._addresses = addresses
         self._tls = context
+        self._clock = clock
 
     def connect(self) -> None:
-        sock = _connect_any(self._addresses, self.timeout)
+        sock = _connect_any(self._addresses, self.timeout, self._clock)
         try:
-            self.sock = self._tls.wrap_socket(sock, server_hostname=self.host)
+            tls = self._tls.wrap_socket(
+                sock, server_hostname=self.host, do_handshake_on_connect=False
+            )
         except BaseException:
             sock.close()
             raise
+        try:
+            self._clock.watch(tls)  # the handshake too is bounded by the deadline
+            tls.do_handshake()
+        except BaseException:
+            tls.close()
+            raise
+        self.sock = tls
 
 
 def _open(
@@ -168,13 +298,14 @@ def _open(
     proxy: Proxy | None,
     addresses: Sequence[Address],
     timeout: float,
+    clock: _Clock,
 ) -> tuple[http.client.HTTPConnection, str]:
     """A connection for this hop and the request-target to send on it."""
     context = ssl.create_default_context()
     if proxy is None:
         if target.scheme == "https":
-            return _PinnedHTTPS(target, addresses, timeout, context), target.path
-        return _PinnedHTTP(target, addresses, timeout), target.path
+            return _PinnedHTTPS(target, addresses, timeout, context, clock), target.path
+        return _PinnedHTTP(target, addresses, timeout, clock), target.path
     if target.scheme == "https":
         conn: http.client.HTTPConnection = http.client.HTTPSConnection(
             proxy.host, proxy.port, timeout=timeout, context=context
@@ -236,7 +367,7 @@ def _read_body(
     resp: http.client.HTTPResponse,
     sock: socket.socket | None,
     limits: FetchLimits,
-    deadline: float,
+    clock: _Clock,
 ) -> bytes:
     length = resp.getheader("Content-Length")
     if length and length.strip().isdigit() and int(length) > limits.max_bytes:
@@ -247,7 +378,7 @@ def _read_body(
     parts: list[bytes] = []
     received = 0
     while True:
-        _arm(sock, limits.read_timeout, deadline)
+        _arm(sock, limits.read_timeout, clock)
         data = resp.read1(READ_CHUNK)
         if not data:
             break
@@ -259,11 +390,9 @@ def _read_body(
     return b"".join(parts)
 
 
-def _arm(sock: socket.socket | None, read_timeout: float, deadline: float) -> None:
+def _arm(sock: socket.socket | None, read_timeout: float, clock: _Clock) -> None:
     """Give the next socket operation what is left of its budget."""
-    remaining = deadline - time.monotonic()
-    if remaining <= 0:
-        raise FetchTimeoutError("fetch took longer than its total time limit")
+    remaining = clock.left()
     if sock is not None:
         sock.settimeout(min(read_timeout, remaining))
 
@@ -286,14 +415,15 @@ def _request(
     proxy: Proxy | None,
     addresses: Sequence[Address],
     limits: FetchLimits,
-    deadline: float,
+    clock: _Clock,
 ) -> _Hop:
-    remaining = deadline - time.monotonic()
-    if remaining <= 0:
-        raise FetchTimeoutError("fetch took longer than its total time limit")
-    conn, path = _open(target, proxy, addresses, min(limits.connect_timeout, remaining))
+    timeout = min(limits.connect_timeout, clock.left())
+    conn, path = _open(target, proxy, addresses, timeout, clock)
     resp: http.client.HTTPResponse | None = None
     try:
+        conn.connect()
+        if conn.sock is not None:  # through a proxy: watched from here on
+            clock.watch(conn.sock)
         conn.putrequest(
             "GET",
             path,
@@ -310,7 +440,7 @@ def _request(
         conn.putheader("Connection", "close")
         conn.endheaders()
         sock = conn.sock  # getresponse() drops it from the connection on Connection: close
-        _arm(sock, limits.read_timeout, deadline)
+        _arm(sock, limits.read_timeout, clock)
         resp = conn.getresponse()
         status = resp.status
         if status in REDIRECT_STATUSES and resp.getheader("Location"):
@@ -320,7 +450,7 @@ def _request(
         header = resp.getheader("Content-Type")
         content_type = resp.headers.get_content_type() if header else ""
         charset = resp.headers.get_content_charset() if header else None
-        body = _read_body(resp, sock, limits, deadline)
+        body = _read_body(resp, sock, limits, clock)
         return _Hop(status, resp.reason, None, content_type, charset, body)
     finally:
         if resp is not None:
@@ -339,12 +469,31 @@ def _hop(
     proxy: Proxy | None,
     addresses: Sequence[Address],
     limits: FetchLimits,
-    deadline: float,
+    clock: _Clock,
 ) -> _Hop:
-    """One request with low-level failures mapped to typed errors."""
+    """One request with failures mapped to typed errors; once the clock has shut the
+    sockets down, its own error (what a read cut short looks like is no answer)."""
+    try:
+        hop = _mapped(target, proxy, addresses, limits, clock)
+    except FetchError as exc:
+        if clock.fired is not None:
+            raise clock.fired from exc
+        raise
+    if clock.fired is not None:
+        raise clock.fired
+    return hop
+
+
+def _mapped(
+    target: Target,
+    proxy: Proxy | None,
+    addresses: Sequence[Address],
+    limits: FetchLimits,
+    clock: _Clock,
+) -> _Hop:
     where = _describe(target, proxy)
     try:
-        return _request(target, proxy, addresses, limits, deadline)
+        return _request(target, proxy, addresses, limits, clock)
     except ssl.SSLCertVerificationError as exc:
         raise TlsError(f"TLS certificate check failed for {where}: {exc.verify_message}") from exc
     except ssl.SSLError as exc:
@@ -365,22 +514,41 @@ def fetch(
     limits: FetchLimits | None = None,
     strict: bool | None = None,
     resolver: Resolver = socket.getaddrinfo,
+    cancel: threading.Event | None = None,
 ) -> Response:
     """GET `url`, following redirects, with every hop checked by the SSRF guard.
 
-    `strict` defaults to the ``CTXMODE_FETCH_STRICT`` / ``CTX_FETCH_STRICT`` setting.
+    `strict` defaults to the ``CTXMODE_FETCH_STRICT`` / ``CTX_FETCH_STRICT`` setting, the
+    total time limit to ``CTXMODE_FETCH_TIMEOUT_MS``. Setting `cancel` stops the fetch
+    (within `CANCEL_POLL_S`).
 
     Raises:
         BadUrlError, SchemeNotAllowedError: before any network access.
         DnsError, BlockedAddressError: a hop's host does not resolve or is refused.
         ConnectError, TlsError, FetchTimeoutError: the transport failed.
+        FetchCancelledError: `cancel` was set.
         HttpStatusError: the final answer is not 2xx.
         TooLargeError, UnsupportedContentError, TooManyRedirectsError.
     """
     limits = limits or FetchLimits()
     strict = settings.fetch_strict() if strict is None else strict
-    deadline = time.monotonic() + limits.total_timeout
+    total = limits.total_timeout
+    clock = _Clock(settings.fetch_timeout_ms() / 1000 if total is None else total, cancel)
     target = guard.parse_url(url)
+
+    def lookup(*args: Any, **kwargs: Any) -> Sequence[tuple[Any, ...]]:
+        return clock.run(lambda: resolver(*args, **kwargs))
+
+    try:
+        return _follow(url, target, limits, strict, lookup, clock)
+    finally:
+        clock.finish()
+
+
+def _follow(
+    url: str, target: Target, limits: FetchLimits, strict: bool, resolver: Resolver, clock: _Clock
+) -> Response:
+    """`fetch` from its first hop to the answer that is not a redirect."""
     redirects: list[str] = []
     used_proxy = False
     while True:
@@ -391,7 +559,7 @@ def fetch(
                 raise
             raise type(exc)(f"redirect to {target.url} refused: {exc}") from exc
         used_proxy = used_proxy or proxy is not None
-        hop = _hop(target, proxy, addresses, limits, deadline)
+        hop = _hop(target, proxy, addresses, limits, clock)
         if hop.location is None:
             return Response(
                 url=url,

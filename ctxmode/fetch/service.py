@@ -18,6 +18,7 @@ one source at a time in input order, because the store's connection belongs to i
 URL's failure is its own result, never the batch's.
 """
 
+import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
@@ -28,7 +29,7 @@ from typing import Any
 from ctxmode.errors import CtxError, UsageError
 from ctxmode.fetch import http
 from ctxmode.fetch.convert import Converted, convert
-from ctxmode.fetch.errors import EmptyContentError
+from ctxmode.fetch.errors import EmptyContentError, FetchCancelledError
 from ctxmode.fetch.http import FetchLimits
 from ctxmode.store import ContentStore, SourceInfo
 
@@ -179,12 +180,15 @@ def _work(
     hit: tuple[SourceInfo, float] | None,
     limits: FetchLimits | None,
     strict: bool | None,
+    cancel: threading.Event | None,
 ) -> _Outcome:
     try:
+        if cancel is not None and cancel.is_set():
+            raise FetchCancelledError("fetch cancelled")
         if hit is not None:
             http.preflight(request.url, strict=strict)
             return _Outcome(hit=hit)
-        response = http.fetch(request.url, limits=limits, strict=strict)
+        response = http.fetch(request.url, limits=limits, strict=strict, cancel=cancel)
         converted = convert(
             response.body, response.content_type, charset=response.charset, url=response.final_url
         )
@@ -247,13 +251,15 @@ def fetch_and_index(
     limits: FetchLimits | None = None,
     strict: bool | None = None,
     clock: Clock = time.time,
+    cancel: threading.Event | None = None,
 ) -> FetchReport:
     """Fetch, convert and index one URL (a string) or a batch (requests), as upstream's tool does.
 
     `urls` is a URL string (the legacy single shape; `source` names it) or a sequence of
     `FetchRequest`, ``{"url": ..., "source": ...}`` or bare URL strings (a request without
     a source takes `source`). `concurrency` (default 4) is clamped to 1..8. `strict` defaults to
-    ``CTXMODE_FETCH_STRICT``. Per-URL failures are results, not exceptions.
+    ``CTXMODE_FETCH_STRICT``. Setting `cancel` ends every fetch still running or waiting as
+    a failed URL. Per-URL failures are results, not exceptions.
 
     Raises:
         UsageError: no URL at all, a malformed request, or more than MAX_BATCH.
@@ -268,7 +274,7 @@ def fetch_and_index(
     workers = max(1, min(wanted, MAX_CONCURRENCY, len(unique)))
 
     def job(label: str) -> _Outcome:
-        return _work(first[label], fresh.get(label), limits, strict)
+        return _work(first[label], fresh.get(label), limits, strict, cancel)
 
     if workers == 1:
         outcomes = [job(label) for label in unique]

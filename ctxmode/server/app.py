@@ -13,6 +13,7 @@ while this module (and the SDK) loads; `serve` takes over from there.
 import json
 import logging
 import os
+from collections.abc import Callable
 from contextlib import AsyncExitStack
 from typing import Any
 
@@ -24,7 +25,7 @@ from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
 from ctxmode import __version__, paths, readiness
 from ctxmode.errors import CtxError
-from ctxmode.server import early, lifecycle, meta, results, tools
+from ctxmode.server import early, frames, lifecycle, meta, results, tools
 from ctxmode.server.handoff import Handoff
 from ctxmode.server.pipes import event_loop_pipes
 from ctxmode.server.state import ServerState
@@ -123,7 +124,7 @@ def with_notices(text: str, notices: list[str]) -> str:
 async def _run_handler(
     state: ServerState, name: str, args: dict[str, Any], caller: str
 ) -> tuple[str, bool]:
-    with state.cancellable() as cancel:
+    with state.cancellable(until_eof=name in tools.UNTIL_EOF) as cancel:
         call = Call(caller, cancel)
         try:
             return await anyio.to_thread.run_sync(
@@ -213,16 +214,23 @@ class _Drain:
 
 
 class _DrainingRead:
-    """The server's input: at EOF, holds the end back until `_Drain` is empty."""
+    """The server's input: each item past `frames.Screen` (which answers the lines the
+    SDK could not read); at EOF, `on_eof` is told and the end held back until `_Drain`
+    is empty."""
 
-    def __init__(self, inner: Any, drain: _Drain) -> None:
+    def __init__(
+        self, inner: Any, drain: _Drain, screen: frames.Screen, on_eof: Callable[[], None]
+    ) -> None:
         self._inner = inner
         self._drain = drain
+        self._screen = screen
+        self._on_eof = on_eof
 
     async def receive(self) -> Any:
         try:
-            item = await self._inner.receive()
+            item = await self._screen.next(self._inner)
         except anyio.EndOfStream:
+            self._on_eof()
             while self._drain.pending:  # stdin closed: answer what was asked first
                 await anyio.sleep(0.01)
             raise
@@ -331,16 +339,18 @@ async def serve_stdio(state: ServerState, handoff: Handoff) -> None:
         tasks.start_soon(lifecycle.housekeeping, state.project.root, state.project_dir)
         try:
             async with AsyncExitStack() as stack:
+                stdin: Any = frames.StdinLines()
+                stdout: Any = None  # the SDK's own, on fd 1
                 if handoff.wire is not None:
-                    pipes = await stack.enter_async_context(
+                    stdin, stdout = await stack.enter_async_context(
                         event_loop_pipes(handoff.wire, handoff.prefix)
                     )
-                    streams = await stack.enter_async_context(stdio_server(*pipes))
-                else:
-                    streams = await stack.enter_async_context(stdio_server())
+                lines: Any = frames.Recorded(stdin)  # an async iterable of str lines
+                streams = await stack.enter_async_context(stdio_server(lines, stdout))
                 read_stream, write_stream = streams
+                screen = frames.Screen(lines, write_stream)
                 await server.run(
-                    _DrainingRead(read_stream, drain),
+                    _DrainingRead(read_stream, drain, screen, state.close_input),
                     _WatchedWrite(write_stream, drain, answered),
                     server.create_initialization_options(),
                 )

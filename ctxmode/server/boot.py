@@ -132,7 +132,7 @@ def _message(line: bytes) -> object:
     """A line as JSON, or None when it is not JSON text (the SDK answers those)."""
     try:
         return json.loads(line.decode("utf-8"))
-    except ValueError:  # UnicodeDecodeError included
+    except (ValueError, RecursionError):  # UnicodeDecodeError included; nested too deep
         return None
 
 

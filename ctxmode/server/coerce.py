@@ -72,6 +72,14 @@ def string(args: dict[str, Any], name: str, *, required: bool = False) -> str | 
     return value
 
 
+def path(args: dict[str, Any], name: str, *, required: bool = False) -> str | None:
+    """A file or directory path: a string without NUL bytes (no file system takes one)."""
+    value = string(args, name, required=required)
+    if value is not None and "\0" in value:
+        raise UsageError(f"{name} contains a NUL byte")
+    return value
+
+
 def number(
     args: dict[str, Any], name: str, *, low: float | None = None, high: float | None = None
 ) -> float | None:

@@ -81,7 +81,11 @@ def _server_info() -> dict[str, str]:
 
 
 def _is_id(value: object) -> bool:
-    return isinstance(value, str) or (isinstance(value, int) and not isinstance(value, bool))
+    """A string or an integer; a string with a lone surrogate (``"\\ud800"``) is left to
+    the SDK's side (`ctxmode.server.frames`), which cannot echo it."""
+    if isinstance(value, str):
+        return not any("\ud800" <= c <= "\udfff" for c in value)
+    return isinstance(value, int) and not isinstance(value, bool)
 
 
 def _objects(value: object) -> bool:

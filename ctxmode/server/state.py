@@ -53,6 +53,8 @@ class ServerState:
     runs: BackgroundRuns = field(default_factory=BackgroundRuns)
     guard: FloodGuard = field(default_factory=FloodGuard)
     cancels: set[threading.Event] = field(default_factory=set)
+    until_eof: set[threading.Event] = field(default_factory=set)  # `close_input` sets these
+    input_closed: bool = False  # the client closed stdin
     session_id: str = ""  # the session calls are counted under, set per call
     _store: ContentStore | None = None
     _store_lock: threading.RLock = field(default_factory=threading.RLock)
@@ -116,14 +118,27 @@ class ServerState:
         return notices
 
     @contextmanager
-    def cancellable(self) -> Iterator[threading.Event]:
-        """A cancel flag for one run, set if the call is cancelled or the server stops."""
+    def cancellable(self, *, until_eof: bool = False) -> Iterator[threading.Event]:
+        """A cancel flag for one run, set if the call is cancelled or the server stops,
+        and with `until_eof` as soon as the client closes stdin (`close_input`)."""
         event = threading.Event()
         self.cancels.add(event)
+        if until_eof:
+            self.until_eof.add(event)
+            if self.input_closed:
+                event.set()
         try:
             yield event
         finally:
             self.cancels.discard(event)
+            self.until_eof.discard(event)
+
+    def close_input(self) -> None:
+        """The client closed stdin: cancel the calls that end there (their answers, errors
+        saying so, are still sent)."""
+        self.input_closed = True
+        for event in list(self.until_eof):
+            event.set()
 
     def close_store(self) -> None:
         """Close the shared knowledge base handle (reopened on next use)."""

@@ -101,7 +101,7 @@ def ctx_execute(state: ServerState, args: dict[str, Any], call: Call) -> Reply:
 
 
 def ctx_execute_file(state: ServerState, args: dict[str, Any], call: Call) -> Reply:
-    path = coerce.string(args, "path", required=True) or ""
+    path = coerce.path(args, "path", required=True) or ""
     language = normalize_language(coerce.string(args, "language", required=True) or "")
     code = coerce.string(args, "code", required=True) or ""
     policy = _policy(state)
@@ -169,7 +169,7 @@ def ctx_batch_execute(state: ServerState, args: dict[str, Any], call: Call) -> R
 
 def ctx_index(state: ServerState, args: dict[str, Any], call: Call) -> Reply:
     content = coerce.string(args, "content")
-    path = coerce.string(args, "path")
+    path = coerce.path(args, "path")
     source = coerce.string(args, "source")
     if not content and not path:
         raise UsageError("Either content or path must be provided")
@@ -313,6 +313,7 @@ def ctx_fetch_and_index(state: ServerState, args: dict[str, Any], call: Call) ->
             source=coerce.string(args, "source"),
             force=coerce.boolean(args, "force"),
             concurrency=int(coerce.number(args, "concurrency", low=1, high=8) or 1),
+            cancel=call.cancel,
         )
     fetched = [r for r in report.results if r.error is None]
     call.meter.handled = sum(r.bytes for r in fetched)
@@ -321,6 +322,10 @@ def ctx_fetch_and_index(state: ServerState, args: dict[str, Any], call: Call) ->
     call.meter.cache_saved = sum(r.bytes for r in fetched if r.from_cache)
     return render_report(report), report.all_failed
 
+
+# Cancelled when the client closes stdin: a fetch only waits on the network, so nobody is
+# left to wait for it (a run still finishes and is answered: its client may be reading).
+UNTIL_EOF = frozenset({"ctx_fetch_and_index"})
 
 HANDLERS: dict[str, Handler] = {
     "ctx_execute": ctx_execute,
