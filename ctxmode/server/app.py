@@ -82,7 +82,6 @@ def _result(text: str, is_error: bool, client: str | None = None) -> types.CallT
     return result
 
 
-def _counted(state: ServerState, name: str, args: dict[str, Any], call: Call) -> tuple[str, bool]:
 def with_notices(text: str, notices: list[str]) -> str:
     """The answer, after what happened to the knowledge base on the way (a damaged file
     healed): told once, in the answer of the call that met it."""
@@ -92,6 +91,7 @@ def with_notices(text: str, notices: list[str]) -> str:
     return f"{told}\n\n{text}"
 
 
+def _counted(state: ServerState, name: str, args: dict[str, Any], call: Call) -> tuple[str, bool]:
     """Run a handler and count the call: its answer's bytes, and what it kept out.
 
     A purge is not counted, and does not even look up the session: that would create the
@@ -104,8 +104,8 @@ def with_notices(text: str, notices: list[str]) -> str:
         text, is_error = HANDLERS[name](state, args, call)
     except CtxError as exc:
         text, is_error = str(exc), True
-    if not counted:
     text = with_notices(text, state.take_notices())
+    if not counted:
         return text, is_error
     returned = len(text.encode("utf-8", "surrogatepass"))
     meter = call.meter
