@@ -376,6 +376,12 @@ ISOLATE = Switch(
     "On: confine sandboxed runs with bubblewrap (Linux) unless --no-isolate is given.",
     default=False,
 )
+ISOLATE_NETWORK = Switch(
+    ("CTXMODE_ISOLATE_NETWORK",),
+    "On: confined runs (CTXMODE_ISOLATE, --isolate) keep network access unless --no-network "
+    "is given; off, they have none, not even the host's loopback.",
+    default=False,
+)
 GC = Switch(
     ("CTXMODE_GC",),
     "Off: a running server never collects garbage on its own (it otherwise applies the gc "
@@ -441,6 +447,7 @@ REGISTRY: tuple[Var, ...] = (
     PROJECT_DIR,
     EXEC_TIMEOUT_MS,
     ISOLATE,
+    ISOLATE_NETWORK,
     REQUIRE_SECURITY,
     PLATFORM,
     FETCH_STRICT,
@@ -552,6 +559,10 @@ def exec_timeout_ms(env: "Env" = None) -> float:
 
 def isolate(env: "Env" = None) -> bool:
     return ISOLATE.get(env)
+
+
+def isolate_network(env: "Env" = None) -> bool:
+    return ISOLATE_NETWORK.get(env)
 
 
 def gc_enabled(env: "Env" = None) -> bool:

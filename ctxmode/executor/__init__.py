@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ctxmode import settings
-from ctxmode.errors import NotFoundError
+from ctxmode.errors import EnvironmentProblem, NotFoundError
 from ctxmode.executor import sandbox
 from ctxmode.executor.env import make_workdir, new_run_id, sandbox_env
 from ctxmode.executor.runtimes import LANGUAGES, find_runtime, normalize_language
@@ -32,7 +32,7 @@ class ExecRequest:
     file_path: str | None = None  # execute_file: relative to the project, or absolute
     background: bool = False  # on timeout, leave it running (needs a registry)
     isolate: bool | None = None  # None: CTXMODE_ISOLATE
-    network: bool = True  # with isolate: keep network access
+    network: bool | None = None  # with isolate: keep network access (None: the setting)
     cap_bytes: int = sandbox.HARD_CAP_BYTES
 
 
@@ -56,6 +56,30 @@ def isolate_requested(flag: bool | None) -> bool:
     if flag is not None:
         return flag
     return settings.isolate()
+
+
+def network_allowed(flag: bool | None) -> bool:
+    """Does a confined run keep network access? The flag, else ``CTXMODE_ISOLATE_NETWORK``."""
+    return settings.isolate_network() if flag is None else flag
+
+
+def _confinement(project: Path) -> tuple[list[str], list[str]]:
+    """(the paths to mask, the settings files to keep read-only) for a confined run.
+
+    Raises:
+        EnvironmentProblem: the ``Read(...)`` deny rules cannot be resolved to paths.
+    """
+    from ctxmode import security
+
+    policy = security.load_policy(project)
+    try:
+        masked = security.denied_paths(policy)
+    except security.TooManyFilesError as exc:
+        raise EnvironmentProblem(
+            f"cannot resolve the Read deny rules for --isolate ({exc}); anchor the patterns "
+            "to fewer directories"
+        ) from exc
+    return masked, [str(s.path) for s in policy.sources]
 
 
 def resolve_file(project_dir: Path, path: str) -> Path:
@@ -92,6 +116,7 @@ def execute(
     file_path = resolve_file(project, request.file_path) if request.file_path else None
     runtime = find_runtime(language, project)
     isolated = isolate_requested(request.isolate)
+    masked, read_only = _confinement(project) if isolated else ([], [])
     workdir = make_workdir(project)
     keep_workdir = False
     try:
@@ -108,7 +133,13 @@ def execute(
             from ctxmode.executor.isolate import confine
 
             return confine(
-                argv, project_dir=project, workdir=workdir, cwd=cwd, network=request.network
+                argv,
+                project_dir=project,
+                workdir=workdir,
+                cwd=cwd,
+                network=network_allowed(request.network),
+                masked=masked,
+                read_only=read_only,
             )
 
         argv = [*runtime.argv, str(script)]

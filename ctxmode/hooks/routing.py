@@ -221,7 +221,11 @@ def security_decision(verdict: "Verdict", *, batch_label: str | None = None) -> 
         reason = deny_message(verdict, surface="hook", batch_label=batch_label)
         return HookDecision("deny", reason=reason)
     if verdict.decision is Decision.ASK and verdict.rule is not None:
-        reason = guidance.ask_reason(verdict.rule.raw, verdict.rule.scope.value)
+        from ctxmode.security import ask_message
+
+        reason = ask_message(verdict) or guidance.ask_reason(
+            verdict.rule.raw, verdict.rule.scope.value
+        )
         return HookDecision("ask", reason=reason)
     return None
 
@@ -235,7 +239,7 @@ def _own_tool(event: HookEvent, probe: Probe) -> HookDecision:
     policy = probe.policy()
     if policy is None:
         return ALLOW
-    from ctxmode.security import check_code, check_command, check_path
+    from ctxmode.security import check_path, check_run
 
     project = event.project_dir
     path = args.get("path")
@@ -246,7 +250,7 @@ def _own_tool(event: HookEvent, probe: Probe) -> HookDecision:
     code, language = args.get("code"), args.get("language")
     if leaf in ("ctx_execute", "ctx_execute_file") and isinstance(code, str):
         lang = language if isinstance(language, str) and language else "shell"
-        blocked = security_decision(check_code(policy, lang, code))
+        blocked = security_decision(check_run(policy, lang, code, project))
         if blocked is not None:
             return blocked
     commands = args.get("commands")
@@ -259,7 +263,8 @@ def _own_tool(event: HookEvent, probe: Probe) -> HookDecision:
             if not isinstance(command, str):
                 continue
             name = label if isinstance(label, str) and label else command
-            blocked = security_decision(check_command(policy, command), batch_label=name)
+            verdict = check_run(policy, "shell", command, project)
+            blocked = security_decision(verdict, batch_label=name)
             if blocked is not None:
                 return blocked
     return ALLOW

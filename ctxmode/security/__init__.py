@@ -25,16 +25,31 @@ The modules, each importing only ones listed before it:
 * `settings`: where rules come from, reading and caching the files (`load_policy`);
 * `words`: the words of a simple command: wrappers peeled off, shell quoting;
 * `shell`: the lexer that splits a command the way a shell runs it (`split_command`);
-* `code`: shell escapes in code of other languages (`extract_shell_commands`);
+* `expand`: expansions the script spells out (``X=rm; $X``, ``${IFS}``, ``$(echo rm)``);
+* `code`: shell escapes in code of other languages (`extract_shell_commands`), and code
+  that runs what its text does not show (`dynamic_code`);
 * `readings`: every text a command's segments are checked as;
-* `commands`: ``Bash(...)`` rules (`check_command`, `explain_command`, `check_code`)
-  and the fail-safe fallbacks;
-* `paths`: ``Read(...)`` rules (`check_path`, `explain_path`, `path_deny_check`);
+* `commands`: ``Bash(...)`` rules (`check_command`, `explain_command`, `check_code`,
+  `check_unchecked`) and the fail-safe fallbacks;
+* `paths`: ``Read(...)`` rules (`check_path`, `explain_path`, `path_deny_check`) and
+  the paths they deny on disk (`denied_paths`, for isolation);
+* `named`: ``Read(...)`` rules on the files code names (`check_named_reads`), and
+  `check_run`, everything checked before the sandbox runs code;
 * `messages`: the wording of a deny (`deny_message`) and `enforce`.
+
+What the text checks cannot do: see a command or a file name built at run time. They
+are best effort; ``--isolate`` (`ctxmode.executor.isolate`) enforces the ``Read(...)``
+deny rules and the network switch in the kernel.
 """
 
 from ctxmode.security.code import TooComplexError, extract_shell_commands
-from ctxmode.security.commands import SHELL_LANGUAGES, check_code, check_command, explain_command
+from ctxmode.security.commands import (
+    SHELL_LANGUAGES,
+    check_code,
+    check_command,
+    check_unchecked,
+    explain_command,
+)
 from ctxmode.security.messages import Surface, deny_message, enforce
 from ctxmode.security.model import (
     Decision,
@@ -47,8 +62,16 @@ from ctxmode.security.model import (
     SourceStatus,
     Subject,
     Verdict,
+    ask_message,
 )
-from ctxmode.security.paths import check_path, explain_path, path_deny_check
+from ctxmode.security.named import check_named_reads, check_run
+from ctxmode.security.paths import (
+    TooManyFilesError,
+    check_path,
+    denied_paths,
+    explain_path,
+    path_deny_check,
+)
 from ctxmode.security.settings import (
     MAX_SETTINGS_BYTES,
     claude_config_dir,
@@ -73,12 +96,18 @@ __all__ = [
     "Subject",
     "Surface",
     "TooComplexError",
+    "TooManyFilesError",
     "Verdict",
+    "ask_message",
     "check_code",
     "check_command",
+    "check_named_reads",
     "check_path",
+    "check_run",
+    "check_unchecked",
     "claude_config_dir",
     "clear_cache",
+    "denied_paths",
     "deny_message",
     "enforce",
     "explain_command",

@@ -29,12 +29,13 @@ _BACKTICKS = r"`((?:[^`\\]|\\.)*)`"
 # "literal": group 1 of the match is the command line (backticks, %x(), qx{}).
 _CALLS: dict[str, tuple[tuple[str, str], ...]] = {
     "python": (
-        (r"\bos\.(?:system|popen)\s*\(", "command"),
+        (r"\b(?:system|popen)\s*\(", "command"),
         (
             r"\b(?:run|call|Popen|check_output|check_call|getoutput|getstatusoutput|spawn"
             r"|create_subprocess_shell|create_subprocess_exec)\s*\(",
             "argv",
         ),
+        (r"\b(?:exec[lv]p?e?|spawn[lv]p?e?|posix_spawnp?)\s*\(", "argv"),
     ),
     "javascript": (
         (r"\b(?:exec|execSync)\s*\(", "command"),
@@ -232,6 +233,102 @@ def _call_command(code: str, match: re.Match[str], style: str) -> tuple[str | No
     return _argv_command(args[1:] if style == "argv-1" else args), end
 
 
+_PROCESS_NAMES = frozenset(
+    """os subprocess posix pty system popen run call Popen check_output check_call getoutput
+    getstatusoutput spawn exec execSync execFile execFileSync spawnSync execv execve execvp
+    execvpe execl execle execlp execlpe""".split()
+)
+_CONCAT = re.compile(r"""(['"])((?:(?!\1)[^\\\n])*)\1\s*\+\s*(['"])((?:(?!\3)[^\\\n])*)\3""")
+_GETATTR = re.compile(r"""\bgetattr\s*\(\s*([\w.]+(?:\([^()]*\))?)\s*,\s*(['"])(\w+)\2\s*\)""")
+_SUBSCRIPT = re.compile(r"""\[\s*(['"])([A-Za-z_$][\w$]*)\1\s*\]""")
+# ``from os import system as run`` (Python), ``const { execSync: run } = ...`` (JavaScript)
+_PY_ALIAS = re.compile(r"\b(\w+)\s+as\s+(\w+)")
+_JS_ALIAS = re.compile(r"\b(exec|execSync|execFile|execFileSync|spawn|spawnSync)\s*:\s*(\w+)")
+
+
+def _aliases(pattern: re.Pattern[str], code: str) -> str:
+    """Every use of an alias of a process function or module spelt as the original."""
+    found = {m.group(2): m.group(1) for m in pattern.finditer(code) if m.group(1) != m.group(2)}
+    for alias, original in found.items():
+        if original in _PROCESS_NAMES:
+            code = re.sub(rf"(?<![\w.$]){re.escape(alias)}\b", original, code)
+    return code
+
+
+def _merge(m: re.Match[str]) -> str:
+    text = m.group(2) + m.group(4)
+    quote = "'" if "'" not in text else '"'
+    return quote + text + quote
+
+
+def _normalised(language: str, code: str) -> str:
+    """Python or JavaScript code with literal names spelled out: ``'sys' + 'tem'`` is
+    ``'system'``, ``getattr(os, 'system')`` is ``os.system``, ``cp['exec']`` is ``cp.exec``."""
+    if language not in ("python", "javascript", "typescript"):
+        return code
+    for _ in range(16):
+        code, merged = _CONCAT.subn(_merge, code)
+        if not merged:
+            break
+    if language == "python":
+        return _aliases(_PY_ALIAS, _GETATTR.sub(r"\1.\3", code))
+    return _aliases(_JS_ALIAS, _SUBSCRIPT.sub(r".\2", code))
+
+
+# language -> calls that run code or reach a process API by a name the text does not hold.
+_DYNAMIC: dict[str, tuple[tuple[str, str], ...]] = {
+    "python": (
+        (r"(?<![\w.])(?:eval|exec)\s*\(", "evaluates code built at run time"),
+        (r"\b(?:__import__|import_module)\s*\(", "imports a module named at run time"),
+        (
+            r"\bgetattr\s*\(\s*(?:os|subprocess|posix|pty)\s*,",
+            "looks a process function up by a name built at run time",
+        ),
+        (
+            r"\b(?:os\.(?:system|popen)|subprocess\.(?:run|call|Popen|check_output|check_call"
+            r"|getoutput))\b(?!\s*\()",
+            "passes a process function around as a value",
+        ),
+    ),
+    "javascript": (
+        (r"(?<![\w.$])eval\s*\(", "evaluates code built at run time"),
+        (r"\bnew\s+Function\s*\(", "evaluates code built at run time"),
+        (r"(?<![\w.$])(?:require|import)\s*\(", "loads a module named at run time"),
+    ),
+}
+_DYNAMIC["typescript"] = _DYNAMIC["javascript"]
+
+
+@cache
+def _dynamic_patterns(language: str) -> tuple[tuple[re.Pattern[str], str], ...]:
+    return tuple((re.compile(p), why) for p, why in _DYNAMIC.get(language, ()))
+
+
+def dynamic_code(language: str, code: str) -> str | None:
+    """Why ``code`` may run a command its text does not show, or None.
+
+    Only the plain forms: ``eval``/``exec`` of a non-literal, a module imported by a
+    computed name, ``getattr(os, name)`` with a computed name or ``os.system`` passed
+    around as a value (Python), ``new Function`` (JavaScript). A literal argument is no
+    reason (``getattr(os, 'sys' + 'tem')`` is read as ``os.system``, aliases as what
+    they stand for: `extract_shell_commands`).
+    """
+    lang = language.lower()
+    lang = _LANGUAGES.get(lang, lang)
+    patterns = _dynamic_patterns(lang)
+    if not patterns:
+        return None
+    code = _normalised(lang, code)
+    for pattern, why in patterns:
+        for m in pattern.finditer(code):
+            args, _ = _split_arguments(code, m.end())
+            if "(" not in m.group(0)[-1:] and "," not in m.group(0)[-1:]:
+                return why  # no call: the function itself is the value
+            if "Function" in m.group(0) or not args or _classify(args[0])[0] != "str":
+                return why
+    return None
+
+
 class TooComplexError(ValueError):
     """The code would take too long to analyse precisely (see `extract_shell_commands`)."""
 
@@ -250,16 +347,18 @@ def extract_shell_commands(language: str, code: str) -> tuple[str, ...]:
     """
     lang = language.lower()
     lang = _LANGUAGES.get(lang, lang)
-    found: list[tuple[int, str]] = []
+    found: list[tuple[int, int, str]] = []
     # Defense in depth: bounded work, so hostile code cannot stall the hook into a timeout.
     budget = 8 * len(code) + 65_536
-    for pattern, style in _call_patterns(lang):
-        for m in pattern.finditer(code):
-            text, end = _call_command(code, m, style)
-            budget -= end - m.start()
-            if budget < 0:
-                raise TooComplexError("too many overlapping call sites to analyse")
-            if text and text.strip():
-                found.append((m.start(), text))
-    found.sort(key=lambda item: item[0])
-    return tuple(dict.fromkeys(text for _, text in found))
+    normalised = _normalised(lang, code)
+    for copy, text_of in enumerate(dict.fromkeys((code, normalised))):
+        for pattern, style in _call_patterns(lang):
+            for m in pattern.finditer(text_of):
+                text, end = _call_command(text_of, m, style)
+                budget -= end - m.start()
+                if budget < 0:
+                    raise TooComplexError("too many overlapping call sites to analyse")
+                if text and text.strip():
+                    found.append((copy, m.start(), text))
+    found.sort(key=lambda item: item[:2])
+    return tuple(dict.fromkeys(text for _, _, text in found))

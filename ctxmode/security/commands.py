@@ -14,7 +14,7 @@ import re
 from functools import lru_cache
 from typing import NamedTuple
 
-from ctxmode.security.code import extract_shell_commands
+from ctxmode.security.code import dynamic_code, extract_shell_commands
 from ctxmode.security.model import Decision, Explanation, Policy, Rule, RuleMatch, Subject, Verdict
 from ctxmode.security.readings import _Part, _parts
 from ctxmode.security.shell import _Segment
@@ -237,3 +237,39 @@ def check_code(policy: Policy, language: str, code: str) -> Verdict:
         return ask or Verdict(Decision.NONE, Subject.EMBEDDED)
     except Exception as exc:  # never raise: see _internal_error
         return _internal_error(policy, Subject.EMBEDDED, exc, code)
+
+
+def _first_unchecked(language: str, code: str) -> tuple[str, str] | None:
+    """(the part, why) of the first thing in ``code`` whose command the text does not show."""
+    if language.lower() in SHELL_LANGUAGES:
+        parts = _parts(code)
+    else:
+        why = dynamic_code(language, code)
+        if why is not None:
+            return f"{language} code", why
+        parts = [p for embedded in extract_shell_commands(language, code) for p in _parts(embedded)]
+    return next(((p.segment.text, p.unchecked) for p in parts if p.unchecked), None)
+
+
+def check_unchecked(policy: Policy, language: str, code: str) -> Verdict:
+    """Ask about code whose commands cannot be read from its text, while Bash deny or ask
+    rules are in force; deny instead when the policy fails closed. Never raises.
+
+    ``$X -rf /`` with ``X`` unknown, ``$(curl ...)`` as a command, a script piped into a
+    shell, ``eval`` of a computed string: a deny rule cannot see what they run. Commands
+    whose expansions the script spells out are no such case (`check_command` reads them).
+    Without Bash deny or ask rules there is nothing to evade, and the answer is NONE.
+    """
+    subject = Subject.UNCHECKED
+    guarded = [r for r in policy.rules_for("Bash") if r.kind is not Decision.ALLOW]
+    if not guarded:
+        return Verdict(Decision.NONE, subject)
+    try:
+        found = _first_unchecked(language, code)
+    except Exception:  # the Bash rules' own check has run already: nothing more to say
+        return Verdict(Decision.NONE, subject)
+    if found is None:
+        return Verdict(Decision.NONE, subject)
+    decision = Decision.DENY if policy.fail_closed else Decision.ASK
+    part, why = found
+    return Verdict(decision, subject, guarded[0], part, reason=why)

@@ -52,6 +52,8 @@ class Subject(str, Enum):
     SHELL_CODE = "shell_code"
     EMBEDDED = "embedded"
     PATH = "path"
+    NAMED_PATH = "named_path"  # a file a command or code names, against Read rules
+    UNCHECKED = "unchecked"  # what would run cannot be read from the text
 
 
 class Rule(NamedTuple):
@@ -191,6 +193,19 @@ def deny_message(
             f"{env}=1 — fail-closed engaged. Fix the settings file, or unset {env} "
             "(or set it to 0) to bypass."
         )
+    if verdict.subject is Subject.NAMED_PATH:
+        where = verdict.segment
+        if batch_label is not None and surface == "hook":
+            where = f'batch command "{batch_label}": {where}'
+        prefix = "File access blocked" if surface == "server" else "Blocked"
+        return (
+            f"{prefix} by security policy: {verdict.matched_as} (in {where}) matches Read deny "
+            f"pattern {rule.raw}"
+        )
+    if verdict.subject is Subject.UNCHECKED:
+        prefix = "Command blocked" if surface == "server" else "Blocked"
+        env = settings.REQUIRE_SECURITY.name
+        return f"{prefix} by security policy: {unchecked_text(verdict)} ({env}=1)"
     if verdict.subject is Subject.PATH:
         glob = rule.specifier if rule.specifier is not None else rule.raw
         if surface == "server":
@@ -206,3 +221,21 @@ def deny_message(
         what = "matches"
     prefix = "Command blocked" if surface == "server" else "Blocked"
     return f"{prefix} by security policy: {what} deny pattern {rule.raw}"
+
+
+def unchecked_text(verdict: Verdict) -> str:
+    """``"$X -rf /" runs a command named at run time ($X), which no rule can check (deny
+    rule Bash(rm:*) is in force)``: the why of a `Subject.UNCHECKED` verdict."""
+    rule = verdict.rule.raw if verdict.rule is not None else "a Bash rule"
+    kind = verdict.rule.kind.value if verdict.rule is not None else "deny"
+    return (
+        f'"{verdict.segment}" {verdict.reason}, which no rule can check ({kind} rule {rule} '
+        "is in force)"
+    )
+
+
+def ask_message(verdict: Verdict) -> str | None:
+    """The host's confirmation text for an ask that no ask rule made, else None."""
+    if verdict.decision is Decision.ASK and verdict.subject is Subject.UNCHECKED:
+        return f"ctxmode: {unchecked_text(verdict)}; confirm to run it."
+    return None

@@ -212,3 +212,70 @@ def path_deny_check(policy: Policy, project_dir: Path | str | None = None) -> Ca
         return check_path(policy, path, project_dir).denied
 
     return denied
+
+
+MAX_WALK = 200_000  # entries looked at to resolve the globs of one policy
+
+
+class TooManyFilesError(ValueError):
+    """A ``Read(...)`` glob would need a walk over too many files to resolve."""
+
+
+def _walk(top: str, regex: re.Pattern[str], depth: int | None, budget: list[int]) -> list[str]:
+    """Paths under ``top`` that ``regex`` matches; a matched directory is not entered."""
+    found: list[str] = []
+    stack = [(top, 0)]
+    while stack:
+        folder, level = stack.pop()
+        try:
+            entries = list(os.scandir(folder))
+        except OSError:
+            continue
+        budget[0] -= len(entries)
+        if budget[0] < 0:
+            raise TooManyFilesError(f"more than {MAX_WALK} files under {top}")
+        for entry in entries:
+            path = entry.path.replace("\\", "/")
+            if regex.fullmatch(path):
+                found.append(path)
+            elif (depth is None or level + 1 < depth) and entry.is_dir(follow_symlinks=False):
+                stack.append((entry.path, level + 1))
+    return found
+
+
+def denied_paths(policy: Policy) -> list[str]:
+    """The existing files and directories that ``Read(...)`` deny rules deny, now.
+
+    Globs resolve against the file system at call time; a pattern anchored nowhere
+    (``**/.env``) is looked for inside the project only. A directory stands for all it
+    holds, so nothing inside a listed directory is listed. Symlinks are listed with
+    their targets.
+
+    Raises:
+        TooManyFilesError: resolving the globs would mean looking at more than
+            `MAX_WALK` entries.
+    """
+    project = _norm(os.path.abspath(policy.project_dir).replace("\\", "/"))
+    home = os.path.expanduser("~").replace("\\", "/")
+    fold = policy.case_insensitive_paths
+    budget = [MAX_WALK]
+    found: list[str] = []
+    for rule in policy.rules_for("Read"):
+        if rule.kind is not Decision.DENY:
+            continue
+        for glob in _anchored_globs(rule, project, home):
+            if not _is_abs(glob):
+                glob = project.rstrip("/") + "/" + glob
+            literal = _literal_dir(glob)
+            if literal == glob:
+                found.append(glob)
+            elif glob == literal.rstrip("/") + "/**":
+                found.append(literal)
+            else:
+                depth = None if "**" in glob else glob.count("/") - literal.rstrip("/").count("/")
+                found.extend(_walk(literal, _path_regex(glob, fold), depth, budget))
+    out: list[str] = []
+    for path in dict.fromkeys(p for f in found for p in (f, _real(f)) if os.path.lexists(p)):
+        if not any(path == kept or path.startswith(kept.rstrip("/") + "/") for kept in out):
+            out = [k for k in out if not k.startswith(path.rstrip("/") + "/")] + [path]
+    return sorted(out)

@@ -11,9 +11,10 @@ import os
 import re
 from typing import NamedTuple
 
-from ctxmode.security.code import extract_shell_commands
+from ctxmode.security.code import dynamic_code, extract_shell_commands
+from ctxmode.security.expand import ShellVars, defined_functions, expand_word
 from ctxmode.security.shell import MAX_DEPTH, _command_words, _lex, _Segment
-from ctxmode.security.words import _SHELLS, _options, _peeled, _quote, peel
+from ctxmode.security.words import _SHELLS, ASSIGNMENT, _options, _peeled, _quote, peel
 
 _SHELL_OPTION_ARGS = frozenset({"-o", "+o", "-O", "+O"})
 
@@ -62,7 +63,10 @@ def _inner_scripts(seg: _Segment) -> list[tuple[str, str]]:
             spec = _INTERPRETERS.get(re.sub(r"[\d.]+$", "", name))
             if spec is not None:
                 language, options = spec
-                found.extend((language, v) for v in _option_values(args, options))
+                programs = _option_values(args, options)
+                if not programs and seg.heredoc:  # python3 - <<EOF ... EOF
+                    programs = [seg.heredoc]
+                found.extend((language, v) for v in programs)
     return found
 
 
@@ -106,19 +110,145 @@ def _option_values(args: list[str], options: frozenset[str]) -> list[str]:
 class _Part(NamedTuple):
     segment: _Segment
     readings: tuple[str, ...]
+    unchecked: str | None = None  # what it runs cannot be read from the text (`_unchecked`)
 
 
-def _parts(command: str, depth: int = 0) -> list[_Part]:
-    """Every segment of ``command`` with its readings, the scripts it runs included."""
+_DECLARE = frozenset({"export", "declare", "typeset", "local", "readonly"})
+_POSITIONAL_NAMES = frozenset({"$@", "$*", *(f"${d}" for d in "0123456789")})
+
+
+def _literal(raw: str, variables: ShellVars) -> str | None:
+    """The value of an assignment's right-hand side, when the text says what it is."""
+    text, resolved = expand_word(raw, variables)
+    if not resolved:
+        return None
+    if not text:
+        return ""
+    segs = _lex(": " + text)
+    if len(segs) != 1 or len(segs[0].words) != 2:
+        return None
+    return segs[0].words[1].value
+
+
+def _track(seg: _Segment, variables: ShellVars) -> None:
+    """Record what ``seg`` assigns: ``X=rm``, ``export X=rm``; ``read X``, ``for X`` unknown."""
+    words = [w for w in seg.words if not w.redirect]
+    values = [w.value for w in words]
+    if not values:
+        return
+    if all(ASSIGNMENT.match(v) for v in values):
+        start = 0
+    elif values[0] in _DECLARE:
+        start = 1
+    else:
+        if values[0] == "for" and len(values) > 1:
+            variables.assign(values[1], None)
+        elif values[0] in ("read", "mapfile", "readarray", "unset"):
+            for name in values[1:]:
+                if not name.startswith("-"):
+                    variables.assign(name, None)
+        return
+    for word in words[start:]:
+        m = ASSIGNMENT.match(word.value)
+        if m is None:
+            continue
+        name = m.group(0).rstrip("+=")
+        append = m.group(0).endswith("+=")
+        raw = word.raw.split("=", 1)[1] if "=" in word.raw else ""
+        variables.assign(name, None if append else _literal(raw, variables))
+
+
+def _expanded(seg: _Segment, variables: ShellVars) -> str | None:
+    """``seg`` with its known expansions done (`expand_word`), None when nothing changed."""
+    if "$" not in seg.text and "`" not in seg.text:
+        return None
+    text = " ".join(expand_word(w.raw, variables)[0] for w in seg.words)
+    return None if text == seg.text else text
+
+
+def _innermost(seg: _Segment) -> list[str]:
+    peeled = _peeled(_command_words(seg))
+    return peeled[-1] if peeled else []
+
+
+def _unchecked(
+    segs: tuple[_Segment, ...], index: int, functions: frozenset[str], expanded: bool
+) -> tuple[str | None, str | None]:
+    """(why ``segs[index]`` cannot be checked, or None; a script piped into it, or None).
+
+    Its command name is computed at run time (``$X``, ``$(...)``, backticks, ``"$@"``
+    outside a wrapper function), or a shell or interpreter reads its script from a pipe
+    or a process substitution. A script piped from an ``echo`` of literal words is
+    returned instead, to be checked. ``expanded``: `_expanded` rewrote the segment, and
+    the rewritten command is checked on its own.
+    """
+    seg = segs[index]
+    words = _innermost(seg)
+    if not words or (len(words) == 1 and ASSIGNMENT.match(words[0])):
+        return None, None
+    name = os.path.basename(words[0])
+    if words[0] in _POSITIONAL_NAMES:
+        # A wrapper function's "$@": the calls of the script's functions are read instead.
+        return (None if functions else f"runs a command named at run time ({words[0]})"), None
+    if "$" in name or "`" in name:
+        return (None if expanded else f"runs a command named at run time ({words[0]})"), None
+    runner = name in _SHELLS or re.sub(r"[\d.]+$", "", name) in _INTERPRETERS
+    raws = [w.raw for w in seg.words if not w.redirect]
+    if (runner or name in ("source", ".")) and any(r.startswith("<(") for r in raws[1:]):
+        return f"runs a script produced at run time ({seg.text})", None
+    if not runner or _inner_scripts(seg) or seg.heredoc:
+        return None, None
+    from_stdin = any(a in ("-s", "-") for a in words[1:])
+    if not from_stdin and any(not a.startswith("-") for a in words[1:]):
+        return None, None  # it runs a script file
+    if seg.pipeline < 0 or seg.pipeline == index:
+        return None, None
+    feeder = segs[max(j for j in range(index) if segs[j].pipeline == seg.pipeline)]
+    fed = _innermost(feeder)
+    if fed and fed[0] in ("echo", "printf") and "$" not in feeder.text and "`" not in feeder.text:
+        script = " ".join(fed[1:])
+        if fed[0] == "echo" or "%" not in script:
+            return None, script
+    return f"pipes a script into {name} ({seg.text})", None
+
+
+def _parts(
+    command: str,
+    depth: int = 0,
+    variables: ShellVars | None = None,
+    functions: frozenset[str] | None = None,
+) -> list[_Part]:
+    """Every segment of ``command`` with its readings, the scripts it runs included.
+
+    Known expansions (`expand_word`) add the command they expand to; a call of a shell
+    function the script defines adds the command it was handed (``f() { "$@"; }; f rm``).
+    """
+    variables = ShellVars() if variables is None else variables
+    functions = defined_functions(command) if functions is None else functions
     out: list[_Part] = []
-    for seg in _lex(command, depth):
-        out.append(_Part(seg, _readings(seg)))
+    segs = _lex(command, depth)
+    for index, seg in enumerate(segs):
+        expanded = _expanded(seg, variables)
+        _track(seg, variables)
+        unchecked, piped = _unchecked(segs, index, functions, expanded is not None)
+        out.append(_Part(seg, _readings(seg), unchecked))
         if depth >= MAX_DEPTH:
             continue
-        for language, code in _inner_scripts(seg):
+        more: list[tuple[str, str]] = []
+        if expanded is not None:
+            more.append(("shell", expanded))
+        if piped is not None:
+            more.append(("shell", piped))
+        words = _innermost(seg)
+        if len(words) > 1 and words[0] in functions:
+            more.append(("shell", " ".join(_quote(w) for w in words[1:])))
+        for language, code in [*more, *_inner_scripts(seg)]:
             if language == "shell":
-                out.extend(_parts(code, depth + 1))
-            else:
-                for embedded in extract_shell_commands(language, code):
-                    out.extend(_parts(embedded, depth + 1))
+                out.extend(_parts(code, depth + 1, variables, functions))
+                continue
+            reason = dynamic_code(language, code)
+            if reason is not None:
+                out.append(_Part(seg, (), f"{reason} in {language} code"))
+            for embedded in extract_shell_commands(language, code):
+                out.extend(_parts(embedded, depth + 1))
     return out

@@ -44,7 +44,10 @@ TOOLS: list[ToolDef] = [
         "Execute Code",
         "Run code in a sandbox; only what it prints enters context. Use instead of Bash for "
         "anything with long output: tests, builds, logs, git, APIs, data. Print only the "
-        "answer. Output over 100KB is indexed for ctx_search.",
+        "answer. Output over 100KB is indexed for ctx_search. Permission rules are checked on "
+        "the text (commands, files named), so names built at run time escape them, unless "
+        "the server runs with CTXMODE_ISOLATE=1: then denied files are hidden and the "
+        "network is off by default.",
         _obj(
             ["language", "code"],
             language=_LANGUAGE,
@@ -78,7 +81,8 @@ TOOLS: list[ToolDef] = [
         "Batch Execute & Search",
         "Run shell commands, index all output, and answer queries on it in one call. Best "
         "first research step: send every command and question at once. Serial commands "
-        "share the timeout; concurrency up to 8 for I/O-bound ones.",
+        "share the timeout; concurrency up to 8 for I/O-bound ones. Checked and confined "
+        "as ctx_execute.",
         _obj(
             ["commands", "queries"],
             commands={

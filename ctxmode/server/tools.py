@@ -74,7 +74,8 @@ def _policy(state: ServerState) -> security.Policy:
 
 
 def _check_code(state: ServerState, language: str, code: str) -> None:
-    security.enforce(security.check_code(_policy(state), language, code))
+    """Refuse code the host's rules deny: its commands, and the files it names."""
+    security.enforce(security.check_run(_policy(state), language, code, state.project_dir))
 
 
 def ctx_execute(state: ServerState, args: dict[str, Any], call: Call) -> Reply:
@@ -106,7 +107,7 @@ def ctx_execute_file(state: ServerState, args: dict[str, Any], call: Call) -> Re
     code = coerce.string(args, "code", required=True) or ""
     policy = _policy(state)
     security.enforce(security.check_path(policy, path, state.project_dir))
-    security.enforce(security.check_code(policy, language, code))
+    security.enforce(security.check_run(policy, language, code, state.project_dir))
     request = ExecRequest(
         language, code, state.project_dir, timeout_ms=_timeout(args), file_path=path
     )
@@ -148,7 +149,8 @@ def ctx_batch_execute(state: ServerState, args: dict[str, Any], call: Call) -> R
         raise UsageError("queries must hold at least one question")
     policy = _policy(state)
     for command in commands:
-        security.enforce(security.check_command(policy, command.command), batch_label=command.label)
+        verdict = security.check_run(policy, "shell", command.command, state.project_dir)
+        security.enforce(verdict, batch_label=command.label)
     timeout = _timeout(args)
     concurrency = int(coerce.number(args, "concurrency", low=1, high=8) or 1)
     report = batch.run_batch(

@@ -79,6 +79,30 @@ def test_execute_file_refuses_a_denied_path(project, capsys):
     assert "TOKEN" not in json.dumps(doc)
 
 
+def test_execute_refuses_code_that_names_a_denied_file(project, capsys):
+    (project / ".env").write_text("TOKEN=1\n", encoding="utf-8")
+    code, doc = run_json(capsys, "execute", "grep TOKEN .env")
+    assert code == 5
+    assert doc["errors"][0]["message"] == (
+        "File access blocked by security policy: .env (in grep TOKEN .env) matches Read "
+        "deny pattern Read(**/.env)"
+    )
+    code, doc = run_json(capsys, "execute", "--lang", "python", "print(open('.env').read())")
+    assert code == 5 and "TOKEN" not in json.dumps(doc)
+
+
+def test_policy_check_decides_commands_as_execute_does(project, capsys):
+    (project / ".env").write_text("TOKEN=1\n", encoding="utf-8")
+    code, doc = run_json(capsys, "policy", "check", "cat .env")
+    assert code == 5
+    assert doc["data"]["rule"] == "Read(**/.env)" and doc["data"]["matched_as"] == ".env"
+    code, doc = run_json(capsys, "policy", "check", "X=sudo; $X id")
+    assert code == 5 and doc["data"]["rule"] == "Bash(sudo *)"
+    code, doc = run_json(capsys, "policy", "check", "$TOOL id")
+    assert code == 6
+    assert "named at run time" in doc["data"]["reason"]
+
+
 def test_index_skips_denied_files_and_search_never_rereads_them(project, capsys):
     (project / "notes.md").write_text("# Notes\nkeep these words\n", encoding="utf-8")
     (project / "config").mkdir()

@@ -1,6 +1,7 @@
 """Opt-in bubblewrap confinement: project writable, the rest read-only, no network unless
 allowed; a plain refusal where confinement is unavailable."""
 
+import json
 import os
 import socket
 import tempfile
@@ -170,3 +171,116 @@ def test_isolate_refusal_runs_nothing(run, project, empty_path):
     with pytest.raises(EnvironmentProblem):
         run("python", f"open({str(project / 'ran')!r}, 'w').close()", isolate=True)
     assert not (project / "ran").exists()
+
+
+@needs_isolation
+def test_network_is_off_by_default_under_isolation(run, listener):
+    result = run("python", CONNECT.format(port=listener), isolate=True)
+    assert result.stdout.startswith("NO NETWORK"), result.stdout + result.stderr
+
+
+@needs_isolation
+def test_the_network_setting_lets_a_confined_run_connect(run, listener, monkeypatch):
+    monkeypatch.setenv("CTXMODE_ISOLATE_NETWORK", "1")
+    result = run("python", CONNECT.format(port=listener), isolate=True)
+    assert result.stdout == "CONNECTED\n", result.stderr
+    refused = run("python", CONNECT.format(port=listener), isolate=True, network=False)
+    assert refused.stdout.startswith("NO NETWORK")
+
+
+# ------------------------------------------------------------ Read deny rules, masked
+
+
+@pytest.fixture
+def guarded(project: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """The project with a secret file, a secret directory, a nested .env, an ordinary
+    file, and Read deny rules on the secrets; HOME of its own (no user rules)."""
+    from ctxmode.security import clear_cache
+
+    home = tmp_path / "home"
+    home.mkdir()
+    monkeypatch.setenv("HOME", str(home))
+    (project / ".env").write_text("API_KEY=hunter2\n", encoding="utf-8")
+    (project / "secrets").mkdir()
+    (project / "secrets" / "key.txt").write_text("s3cr3t\n", encoding="utf-8")
+    (project / "pkg").mkdir()
+    (project / "pkg" / ".env").write_text("NESTED=hunter3\n", encoding="utf-8")
+    (project / "README.md").write_text("readable\n", encoding="utf-8")
+    rules = ["Read(.env)", "Read(./secrets/**)", "Read(**/.env)"]
+    settings = project / ".claude" / "settings.json"
+    settings.parent.mkdir()
+    settings.write_text(json.dumps({"permissions": {"deny": rules}}), encoding="utf-8")
+    clear_cache()
+    yield project
+    clear_cache()
+
+
+@needs_isolation
+def test_a_denied_file_reads_as_empty_and_an_allowed_one_as_itself(run, guarded):
+    code = "cat .env; echo rc=$?; cat pkg/.env; cat README.md"
+    result = run("shell", code, isolate=True)
+    assert result.stdout == "rc=0\nreadable\n", result.stderr
+    assert "hunter" not in result.stdout + result.stderr
+
+
+@needs_isolation
+def test_a_denied_directory_is_empty_and_read_only(run, guarded):
+    code = "ls -A secrets | wc -l; cat secrets/key.txt; echo x > secrets/new || echo refused"
+    result = run("shell", code, isolate=True)
+    assert result.stdout.splitlines() == ["0", "refused"], result.stderr
+    assert "s3cr3t" not in result.stdout
+    assert not (guarded / "secrets" / "new").exists()
+
+
+@needs_isolation
+def test_python_sees_the_masks_too_and_a_write_does_not_reach_the_file(run, guarded):
+    code = (
+        f"path = {str(guarded / '.env')!r}\n"
+        "print(repr(open(path).read()))\n"
+        "open(path, 'w').write('overwritten')\n"
+    )
+    result = run("python", code, isolate=True)
+    assert result.stdout == "''\n", result.stderr
+    assert (guarded / ".env").read_text(encoding="utf-8") == "API_KEY=hunter2\n"
+
+
+@needs_isolation
+def test_the_same_reads_without_isolation_see_the_secret(run, guarded):
+    # What the text checks in front of the executor are for: the executor alone hides nothing.
+    result = run("shell", "cat .env", isolate=False)
+    assert result.stdout == "API_KEY=hunter2\n"
+
+
+@needs_isolation
+def test_a_confined_run_cannot_rewrite_the_rules(run, guarded):
+    settings = guarded / ".claude" / "settings.json"
+    before = settings.read_text(encoding="utf-8")
+    result = run("shell", "echo '{}' > .claude/settings.json || echo refused", isolate=True)
+    assert result.stdout == "refused\n", result.stderr
+    assert settings.read_text(encoding="utf-8") == before
+
+
+@needs_isolation
+def test_a_symlink_to_a_denied_file_reads_as_empty(run, guarded):
+    os.symlink(guarded / ".env", guarded / "innocent.txt")
+    result = run("shell", "cat innocent.txt; echo end", isolate=True)
+    assert result.stdout == "end\n", result.stderr
+
+
+@needs_isolation
+def test_a_denied_parent_of_the_project_hides_the_rest_but_not_the_project(
+    run, project, tmp_path, monkeypatch
+):
+    from ctxmode.security import clear_cache
+
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    (tmp_path / "sibling.txt").write_text("next door\n", encoding="utf-8")
+    settings = project / ".claude" / "settings.json"
+    settings.parent.mkdir()
+    rules = {"permissions": {"deny": [f"Read(/{tmp_path}/**)"]}}
+    settings.write_text(json.dumps(rules), encoding="utf-8")
+    clear_cache()
+    code = f"cat {tmp_path / 'sibling.txt'} || echo hidden\necho made > here.txt && cat here.txt"
+    result = run("shell", code, isolate=True)
+    assert result.stdout == "hidden\nmade\n", result.stderr
+    assert (project / "here.txt").read_text(encoding="utf-8") == "made\n"

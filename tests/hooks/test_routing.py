@@ -568,6 +568,34 @@ def test_own_tools_are_checked_against_the_rules(project):
     assert own("ctx_search", queries=["sudo"]) == HookDecision()
 
 
+def test_own_tools_are_checked_for_denied_files_they_name_and_unreadable_commands(project):
+    settings(project, deny=["Bash(rm:*)", "Read(.env)"])
+
+    def own(leaf: str, **args: Any) -> HookDecision:
+        return pretool.handle(event("ctx", args, mcp_tool=leaf, project=project))
+
+    cat = own("ctx_execute", language="shell", code="cat .env")
+    assert cat.reason == (
+        "Blocked by security policy: .env (in cat .env) matches Read deny pattern Read(.env)"
+    )
+    assert own("ctx_execute", language="python", code="open('.env').read()").kind == "deny"
+    batch = own("ctx_batch_execute", commands=[{"label": "env", "command": "cat .env"}])
+    assert batch.reason == (
+        'Blocked by security policy: .env (in batch command "env": cat .env) matches Read '
+        "deny pattern Read(.env)"
+    )
+    expanded = own("ctx_execute", language="shell", code="X=rm; $X -rf build")
+    assert expanded.kind == "deny"
+    unknown = own("ctx_execute", language="shell", code="$TOOL -rf build")
+    assert unknown == HookDecision(
+        "ask",
+        reason='ctxmode: "$TOOL -rf build" runs a command named at run time ($TOOL), which '
+        "no rule can check (deny rule Bash(rm:*) is in force); confirm to run it.",
+    )
+    # The host's own Bash tool keeps the host's semantics: Read rules are the host's there.
+    assert bash("cat .env", project=project).kind != "deny"
+
+
 def test_fail_closed_security_denies_when_settings_are_broken(project, monkeypatch):
     (project / ".claude").mkdir()
     (project / ".claude" / "settings.json").write_text("{not json", encoding="utf-8")

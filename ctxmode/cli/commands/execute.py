@@ -44,12 +44,18 @@ IsolateOpt = Annotated[
     typer.Option(
         "--isolate/--no-isolate",
         help="Confine the run with bubblewrap (Linux): project writable, the rest "
-        "read-only (default: $CTXMODE_ISOLATE).",
+        "read-only, what Read deny rules deny hidden, no network unless --network "
+        "(default: $CTXMODE_ISOLATE).",
         show_default=False,
     ),
 ]
 NetworkOpt = Annotated[
-    bool, typer.Option("--network/--no-network", help="With --isolate: allow network access.")
+    bool | None,
+    typer.Option(
+        "--network/--no-network",
+        help="With --isolate: allow network access (default: $CTXMODE_ISOLATE_NETWORK, else none).",
+        show_default=False,
+    ),
 ]
 RawOpt = Annotated[
     bool,
@@ -138,7 +144,7 @@ def execute_command(
     timeout_ms: TimeoutOpt = None,
     intent: IntentOpt = None,
     isolate: IsolateOpt = None,
-    network: NetworkOpt = True,
+    network: NetworkOpt = None,
     raw: RawOpt = False,
     project: ProjectOpt = None,
     json_: JsonOpt = False,
@@ -150,6 +156,12 @@ def execute_command(
     it started survives it. Output over 100 KB is indexed into the knowledge base
     and a pointer is printed instead (--raw prints it all). The exit status is
     the run's own (124 on timeout).
+
+    The host's permission rules are checked on the text first (exit 5): Bash
+    deny rules on its commands, Read deny rules on the files it names. That is
+    best effort: a command or a file name built at run time gets past it.
+    --isolate enforces in the kernel: writes only in the project and the temp
+    directory, paths the Read deny rules deny hidden, no network.
 
     Example: ctxmode execute --lang python "import sys; print(sys.version)"
     """
@@ -196,7 +208,7 @@ def execute_file_command(
     timeout_ms: TimeoutOpt = None,
     intent: IntentOpt = None,
     isolate: IsolateOpt = None,
-    network: NetworkOpt = True,
+    network: NetworkOpt = None,
     raw: RawOpt = False,
     project: ProjectOpt = None,
     json_: JsonOpt = False,
@@ -234,11 +246,13 @@ def execute_file_command(
 
 
 def _check_code(request: ExecRequest) -> None:
-    """Refuse code the project's permission rules deny (exit 5)."""
-    from ctxmode.security import check_code, enforce, load_policy
+    """Refuse code the project's permission rules deny, by its commands or by the files it
+    names (exit 5)."""
+    from ctxmode.security import check_run, enforce, load_policy
 
     language = normalize_language(request.language)
-    enforce(check_code(load_policy(request.project_dir), language, request.code))
+    policy = load_policy(request.project_dir)
+    enforce(check_run(policy, language, request.code, request.project_dir))
 
 
 def _check_path(request: ExecRequest) -> None:

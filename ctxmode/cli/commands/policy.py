@@ -33,6 +33,11 @@ def check(
 ) -> None:
     """Show the decision for a command, code or path, the rule that made it, and its file.
 
+    A command or code is decided as execute and the ctx_* tools decide it: Bash rules
+    on its commands, Read rules on the files it names, and an ask for a command that
+    cannot be read from the text (a name built at run time) while Bash deny or ask
+    rules are in force.
+
     Exit status: 0 allowed or no rule applies, 5 denied, 6 when a rule says ask.
 
     Example: ctxmode policy check "git push --force"
@@ -40,7 +45,7 @@ def check(
     from ctxmode.executor.runtimes import normalize_language
     from ctxmode.security import (
         Decision,
-        check_code,
+        check_run,
         explain_command,
         explain_path,
         load_policy,
@@ -54,10 +59,10 @@ def check(
         verdict = explanation.verdict
     elif lang is not None and normalize_language(lang) != "shell":
         explanation = None
-        verdict = check_code(policy, normalize_language(lang), subject)
+        verdict = check_run(policy, normalize_language(lang), subject, project_dir)
     else:
         explanation = explain_command(policy, subject)
-        verdict = explanation.verdict
+        verdict = check_run(policy, "shell", subject, project_dir)
     code = {Decision.DENY: int(ExitCode.DENIED), Decision.ASK: int(ExitCode.ASK)}.get(
         verdict.decision, 0
     )
