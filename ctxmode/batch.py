@@ -6,24 +6,36 @@ are skipped. In parallel (up to 8 at once, order kept) each command gets the who
 timeout and one command's failure never strands the others. The combined output is
 indexed as one markdown source whose sections are the commands (``# <label>``), and each
 query is answered from that source only.
+
+Bounds: each command's output is captured with a head and a tail in memory (see
+`ctxmode.executor.capture`); what is indexed is at most `shaping.INDEX_MAX_BYTES` in all,
+less when the batch's time is nearly up, shared out so that small outputs stay whole and
+large ones are digested (repeats collapsed, head and tail kept). The answer lists at most
+`MAX_TITLES` section titles and is cut at `ANSWER_MAX_BYTES`.
 """
 
 import threading
 import time
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from ctxmode.errors import CtxError, UsageError
-from ctxmode.executor import ExecRequest, execute
-from ctxmode.executor.shaping import StoreOpener
+from ctxmode.executor import Deadline, ExecRequest, execute
+from ctxmode.executor.capture import Extent, measured, size
+from ctxmode.executor.digest import digest
+from ctxmode.executor.shaping import StoreOpener, clip, index_budget
 
 MAX_CONCURRENCY = 8
 LABEL_MAX = 80
 QUERY_HITS = 3
 SNIPPET_CHARS = 3000
 ANSWER_CAP = 80 * 1024
+ANSWER_MAX_BYTES = ANSWER_CAP + 16 * 1024
+MAX_TITLES = 40
+MAX_CUT_SHOWN = 5  # commands whose cut output gets a preview in the answer
+PREVIEW_BYTES = 1024  # of a command's output too large to keep whole
 SKIPPED = "(skipped — batch timeout exceeded)"
 
 
@@ -40,6 +52,12 @@ class CommandRun:
     timed_out: bool = False
     skipped: bool = False
     error: str | None = None
+    printed: Extent | None = None  # all it printed (`output` may be cut); None: `output`
+    capped: bool = False
+
+    @property
+    def extent(self) -> Extent:
+        return measured(self.output, self.printed)
 
 
 @dataclass(frozen=True)
@@ -51,6 +69,8 @@ class BatchReport:
     answers: list[tuple[str, list[tuple[str, str]]]]
     terms: list[str]
     timeout_ms: float | None
+    # Commands whose output was not indexed whole: (label, what was cut, a preview).
+    cut: list[tuple[str, str, str]] = field(default_factory=list)
 
 
 def _run_one(
@@ -63,7 +83,13 @@ def _run_one(
         )
     except CtxError as exc:
         return CommandRun(command.label, "", error=str(exc))
-    return CommandRun(command.label, result.stdout, timed_out=result.timed_out)
+    return CommandRun(
+        command.label,
+        result.stdout,
+        timed_out=result.timed_out,
+        printed=result.stdout_extent,
+        capped=result.capped,
+    )
 
 
 def run_commands(
@@ -97,16 +123,48 @@ def run_commands(
     return runs
 
 
-def _section(run: CommandRun, timeout_ms: float | None) -> str:
+def _section(run: CommandRun, timeout_ms: float | None, output: str) -> str:
     if run.skipped:
         body = SKIPPED
     elif run.error is not None:
         body = f"(executor error: {run.error})"
     else:
-        body = run.output if run.output.strip() else "(no output)"
+        body = output if output.strip() else "(no output)"
         if run.timed_out:
             body = f"{body.rstrip()}\n(timed out after {timeout_ms or 0:.0f}ms)"
+        elif run.capped:
+            body = f"{body.rstrip()}\n(output capped — process killed)"
     return f"# {run.label}\n\n{body.rstrip()}\n"
+
+
+def _shares(sizes: list[int], budget: int) -> list[int]:
+    """`budget` split so that what fits its share stays whole and the rest share the rest."""
+    shares = [0] * len(sizes)
+    left = budget
+    for done, i in enumerate(sorted(range(len(sizes)), key=sizes.__getitem__)):
+        shares[i] = min(sizes[i], left // (len(sizes) - done))
+        left -= shares[i]
+    return shares
+
+
+def _bounded(runs: list[CommandRun], budget: int) -> tuple[list[str], list[tuple[str, str, str]]]:
+    """Each run's output as indexed (within `budget` in all), and what was cut of which."""
+    outputs: list[str] = []
+    cut: list[tuple[str, str, str]] = []
+    for run, share in zip(runs, _shares([r.extent.bytes for r in runs], budget), strict=True):
+        found = digest(run.output, run.extent, max(share, PREVIEW_BYTES))
+        outputs.append(found.text)
+        if found.whole:
+            continue
+        what = ["repeated lines collapsed"] if found.collapsed else []
+        if found.omitted_bytes:
+            what.append(f"{size(found.omitted_bytes)} in the middle left out")
+        note = (
+            f"printed {size(run.extent.bytes)} in {run.extent.lines:,} lines; indexed "
+            f"{size(len(found.text.encode('utf-8', 'replace')))} of it ({', '.join(what)})"
+        )
+        cut.append((run.label, note, digest(run.output, run.extent, PREVIEW_BYTES).text))
+    return outputs, cut
 
 
 def batch_label(commands: Sequence[Command]) -> str:
@@ -124,10 +182,14 @@ def run_batch(
     cancel: threading.Event | None = None,
 ) -> BatchReport:
     """Run, index under ``batch:<labels>``, and answer every query from this batch only."""
+    deadline = None if timeout_ms is None else Deadline.after(timeout_ms / 1000)
     runs = run_commands(
         project, commands, timeout_ms=timeout_ms, concurrency=concurrency, cancel=cancel
     )
-    document = "\n".join(_section(r, timeout_ms) for r in runs)
+    outputs, cut = _bounded(runs, index_budget(deadline))
+    document = "\n".join(
+        _section(r, timeout_ms, output) for r, output in zip(runs, outputs, strict=True)
+    )
     label = batch_label(commands)
     answers: list[tuple[str, list[tuple[str, str]]]] = []
     with open_store() as store:
@@ -151,22 +213,29 @@ def run_batch(
             )
             answers.append((query, [(h.title, h.snippet) for h in result.hits]))
         terms = store.distinctive_terms(label)
-    return BatchReport(runs, document, label, titles, answers, terms, timeout_ms)
+    return BatchReport(runs, document, label, titles, answers, terms, timeout_ms, cut)
 
 
 def render_batch(report: BatchReport) -> str:
-    """The agent's view: what ran, what got indexed, and the answers."""
-    size = len(report.document.encode("utf-8"))
-    lines = report.document.count("\n")
+    """The agent's view: what ran, what got indexed, and the answers (bounded in bytes)."""
+    printed = sum(r.extent.bytes for r in report.runs)
+    lines = sum(r.extent.lines for r in report.runs)
+    titles = report.chunk_titles[:MAX_TITLES]
+    more = len(report.chunk_titles) - len(titles)
     out = [
-        f"Executed {len(report.runs)} commands ({lines} lines, {size / 1024:.1f}KB). "
+        f"Executed {len(report.runs)} commands ({lines} lines, {size(printed)}). "
         f"Indexed {len(report.chunk_titles)} sections. Searched {len(report.answers)} queries.",
         "",
         "## Indexed Sections",
         "",
-        *(f"- {title} ({nbytes / 1024:.1f}KB)" for title, nbytes in report.chunk_titles),
+        *(f"- {title} ({nbytes / 1024:.1f}KB)" for title, nbytes in titles),
+        *([f'- … and {more} more (ctx_search with source: "{report.label}")'] if more else []),
         "",
     ]
+    for label, note, shown in report.cut[:MAX_CUT_SHOWN]:
+        out += [f"## {label}: output too large to index whole", "", note + ":", shown, ""]
+    if len(report.cut) > MAX_CUT_SHOWN:
+        out += [f"(and {len(report.cut) - MAX_CUT_SHOWN} more commands cut the same way)", ""]
     used = sum(len(x) for x in out)
     for query, hits in report.answers:
         if used > ANSWER_CAP:
@@ -183,7 +252,7 @@ def render_batch(report: BatchReport) -> str:
         out.append(text)
     if report.terms:
         out.append("Searchable terms for follow-up: " + ", ".join(report.terms))
-    return "\n".join(out).rstrip() + "\n"
+    return clip("\n".join(out).rstrip() + "\n", ANSWER_MAX_BYTES)
 
 
 def all_timed_out(report: BatchReport) -> bool:

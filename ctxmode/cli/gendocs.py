@@ -48,7 +48,7 @@ EXIT_MEANINGS: dict[ExitCode, str] = {
     "runtime for the language, ctxmode on PATH.",
     ExitCode.DENIED: "A permission rule denies the request.",
     ExitCode.ASK: "policy check: a permission rule says to ask the user.",
-    ExitCode.TIMEOUT: "A sandboxed run was killed at its deadline.",
+    ExitCode.TIMEOUT: "A sandboxed run was killed at its deadline or its output cap.",
     ExitCode.INTERRUPTED: "Interrupted (SIGINT, Ctrl-C).",
 }
 

@@ -7,18 +7,20 @@
 import shutil
 import threading
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from ctxmode import settings
 from ctxmode.errors import EnvironmentProblem, NotFoundError
 from ctxmode.executor import sandbox
+from ctxmode.executor.capture import Extent, measured
+from ctxmode.executor.deadline import Deadline
 from ctxmode.executor.env import make_workdir, new_run_id, sandbox_env
 from ctxmode.executor.runtimes import LANGUAGES, find_runtime, normalize_language
 from ctxmode.executor.sandbox import BackgroundRuns
 from ctxmode.executor.scripts import build_script
 
-__all__ = ["LANGUAGES", "BackgroundRuns", "ExecRequest", "ExecResult", "execute"]
+__all__ = ["LANGUAGES", "BackgroundRuns", "Deadline", "ExecRequest", "ExecResult", "execute"]
 
 RUST_COMPILE_MAX_S = 60.0
 
@@ -34,6 +36,8 @@ class ExecRequest:
     isolate: bool | None = None  # None: CTXMODE_ISOLATE
     network: bool | None = None  # with isolate: keep network access (None: the setting)
     cap_bytes: int = sandbox.HARD_CAP_BYTES
+    # Keep all of the output (up to the cap) in memory, not just its head and tail.
+    keep_all: bool = False
 
 
 @dataclass(frozen=True)
@@ -50,6 +54,22 @@ class ExecResult:
     capped: bool = False
     cancelled: bool = False
     isolated: bool = False
+    out: Extent | None = None  # how much stdout the run printed (None: all of `stdout`)
+    err: Extent | None = None
+    deadline: Deadline | None = None  # when the call's time is up (start + timeout)
+
+    @property
+    def stdout_extent(self) -> Extent:
+        return measured(self.stdout, self.out)
+
+    @property
+    def stderr_extent(self) -> Extent:
+        return measured(self.stderr, self.err)
+
+    @property
+    def printed_bytes(self) -> int:
+        """Everything the run printed, also what its texts leave out."""
+        return self.stdout_extent.bytes + self.stderr_extent.bytes
 
 
 def isolate_requested(flag: bool | None) -> bool:
@@ -112,6 +132,7 @@ def execute(
     started = time.monotonic()
     language = normalize_language(request.language)
     timeout_s = sandbox.timeout_seconds(request.timeout_ms)
+    deadline = Deadline(started + timeout_s)
     project = request.project_dir
     file_path = resolve_file(project, request.file_path) if request.file_path else None
     runtime = find_runtime(language, project)
@@ -165,10 +186,13 @@ def execute(
                     (time.monotonic() - started) * 1000,
                     timed_out=built.timed_out,
                     isolated=isolated,
+                    deadline=deadline,
                 )
             argv = [str(binary)]
             timeout_s = max(0.001, timeout_s - (time.monotonic() - started))
         spawn = sandbox.Spawn(wrap(argv), cwd, env, timeout_s, request.cap_bytes)
+        if request.keep_all:
+            spawn = replace(spawn, head_bytes=request.cap_bytes, tail_bytes=0)
         if request.background and registry is not None:
             outcome = sandbox.run_in_background(spawn, registry, cancel=cancel, run_id=run_id)
             keep_workdir = outcome.backgrounded
@@ -190,4 +214,7 @@ def execute(
         capped=outcome.capped,
         cancelled=outcome.cancelled,
         isolated=isolated,
+        out=outcome.out,
+        err=outcome.err,
+        deadline=deadline,
     )

@@ -11,7 +11,9 @@ Design:
   grace for output already in flight: a run never leaves anything behind (except in
   background mode, where the caller's registry owns the process until it cleans up).
 * Output is read as bytes from both pipes as it streams, counted against the cap, and
-  decoded once as UTF-8 with replacement.
+  captured (`capture`): written to files in the run's temp directory while memory keeps
+  only a head and a tail of each stream, decoded once as UTF-8 with replacement. However
+  much a run prints, reading it costs a few megabytes.
 """
 
 import os
@@ -26,6 +28,7 @@ from pathlib import Path
 
 from ctxmode import settings
 from ctxmode.errors import UsageError
+from ctxmode.executor.capture import HEAD_BYTES, TAIL_BYTES, Capture, Extent, read_capture
 from ctxmode.executor.procs import adopt_orphans, kill_tree, leftovers
 
 DEFAULT_TIMEOUT_MS = settings.EXEC_TIMEOUT_MS.default
@@ -43,6 +46,8 @@ class Spawn:
     env: dict[str, str]
     timeout_s: float
     cap_bytes: int = HARD_CAP_BYTES
+    head_bytes: int = HEAD_BYTES  # of each stream, kept in memory
+    tail_bytes: int = TAIL_BYTES
 
 
 @dataclass
@@ -55,6 +60,8 @@ class Outcome:
     cancelled: bool = False
     backgrounded: bool = False
     pid: int | None = None
+    out: Extent = field(default_factory=Extent)
+    err: Extent = field(default_factory=Extent)
 
 
 @dataclass
@@ -118,10 +125,6 @@ def _popen(spawn: Spawn, stdout: int, stderr: int) -> subprocess.Popen[bytes]:
     )
 
 
-def _decode(data: bytes | bytearray) -> str:
-    return bytes(data).decode("utf-8", "replace")
-
-
 def _cap_note(cap: int) -> str:
     size = f"{cap / (1024 * 1024):.0f}MB" if cap >= 1024 * 1024 else f"{cap} bytes"
     return f"\n[output capped at {size} — process killed]"
@@ -149,7 +152,9 @@ def run_process(
         return Outcome("", f"cannot start {spawn.argv[0]}: {exc.strerror or exc}", 1)
     assert proc.stdout is not None and proc.stderr is not None
     out_fd, err_fd = proc.stdout.fileno(), proc.stderr.fileno()
-    buffers = {out_fd: bytearray(), err_fd: bytearray()}
+    out_path, err_path = _files(spawn)
+    window = {"head": spawn.head_bytes, "tail": spawn.tail_bytes}
+    buffers = {out_fd: Capture(out_path, **window), err_fd: Capture(err_path, **window)}
     selector = selectors.DefaultSelector()
     for fd in buffers:
         selector.register(fd, selectors.EVENT_READ)
@@ -195,7 +200,7 @@ def run_process(
                     selector.unregister(fd)
                     continue
                 room = spawn.cap_bytes - total
-                buffers[fd] += data[:room] if room < len(data) else data
+                buffers[fd].feed(data[:room] if room < len(data) else data)
                 total += len(data)
             if total > spawn.cap_bytes:
                 capped = True
@@ -204,6 +209,8 @@ def run_process(
         selector.close()
         if watch is not None:
             os.close(watch)
+        stdout, out = buffers[out_fd].finish()
+        stderr, err = buffers[err_fd].finish()
     if timed_out or capped or cancelled:
         kill_tree(proc.pid, run_id or None)
     code = proc.wait()
@@ -211,17 +218,18 @@ def run_process(
         kill_tree(proc.pid, run_id or None)
     proc.stdout.close()
     proc.stderr.close()
-    stderr = _decode(buffers[err_fd])
     if capped:
         stderr += _cap_note(spawn.cap_bytes)
     return Outcome(
-        stdout=_decode(buffers[out_fd]),
+        stdout=stdout,
         stderr=stderr,
         exit_code=1 if (timed_out or cancelled) else (code if code >= 0 else 128 - code),
         timed_out=timed_out,
         capped=capped,
         cancelled=cancelled,
         pid=proc.pid,
+        out=out,
+        err=err,
     )
 
 
@@ -239,14 +247,6 @@ def _size(path: Path) -> int:
         return path.stat().st_size
     except OSError:
         return 0
-
-
-def _read_head(path: Path, limit: int) -> bytes:
-    try:
-        with path.open("rb") as handle:
-            return handle.read(limit)
-    except OSError:
-        return b""
 
 
 def run_in_background(
@@ -287,12 +287,14 @@ def run_in_background(
     elif leftovers(proc.pid, run_id):  # the leader was reaped by poll()
         kill_tree(proc.pid, run_id or None)
     code = proc.returncode if proc.returncode is not None else 0
-    stdout = _read_head(out_path, spawn.cap_bytes)
-    stderr = _decode(_read_head(err_path, max(0, spawn.cap_bytes - len(stdout))))
+    window = {"head": spawn.head_bytes, "tail": spawn.tail_bytes}
+    stdout, out_extent = read_capture(out_path, limit=spawn.cap_bytes, **window)
+    room = max(0, spawn.cap_bytes - out_extent.bytes)
+    stderr, err_extent = read_capture(err_path, limit=room, **window)
     if capped:
         stderr += _cap_note(spawn.cap_bytes)
     return Outcome(
-        stdout=_decode(stdout),
+        stdout=stdout,
         stderr=stderr,
         exit_code=0 if backgrounded else (1 if cancelled else (code if code >= 0 else 128 - code)),
         timed_out=backgrounded,
@@ -300,4 +302,6 @@ def run_in_background(
         cancelled=cancelled,
         backgrounded=backgrounded,
         pid=proc.pid,
+        out=out_extent,
+        err=err_extent,
     )

@@ -15,8 +15,12 @@ stderr. A timeout with output returns that output marked as partial.
 from collections.abc import Callable
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
+from functools import partial
 
 from ctxmode.executor import ExecResult
+from ctxmode.executor.capture import Extent, measured, size
+from ctxmode.executor.deadline import Deadline
+from ctxmode.executor.digest import Digest, digest
 from ctxmode.store import ContentStore
 
 INTENT_MIN_BYTES = 5_000
@@ -24,6 +28,10 @@ INDEX_MIN_BYTES = 102_400
 INTENT_HITS = 5
 PREVIEW_CHARS = 120
 ERROR_INTENT = "errors failures exceptions"
+INDEX_MAX_BYTES = 2 * 1024 * 1024  # the most of one output that is indexed
+INDEX_BYTES_PER_S = 512 * 1024  # what indexing is assumed to manage on a busy machine
+PREVIEW_BYTES = 4096  # of each stream, in the answer about an output too large to show
+ANSWER_MAX_BYTES = INDEX_MIN_BYTES + 16 * 1024
 
 # A fresh store (closed after use) or a shared one (a context that leaves it open).
 StoreOpener = Callable[[], AbstractContextManager[ContentStore]]
@@ -62,27 +70,32 @@ def _best_line(text: str, words: list[str]) -> str:
     return max(lines, key=lambda ln: sum(1 for w in words if w in ln.lower()))
 
 
-def intent_view(store: ContentStore, output: str, intent: str, label: str) -> str:
-    """Index `output` under `label` (plain text) and list the sections matching `intent`."""
+def intent_view(
+    store: ContentStore, output: str, intent: str, label: str, *, whole: Extent | None = None
+) -> str:
+    """Index `output` under `label` (plain text) and list the sections matching `intent`.
+
+    `whole`: the size of the run's output when `output` is a digest of it."""
     report = store.index_text(output, label, kind="plain")
     result = store.search(intent, limit=INTENT_HITS, source=label, exact_source=True, refresh=False)
     terms = store.distinctive_terms(label)
-    lines = output.count("\n") + (0 if output.endswith("\n") else 1)
+    whole = whole or measured(output, None)
     out = [f'Indexed {report.chunks} sections from "{label}" into knowledge base.']
     if result.hits:
         out.append(
-            f'{len(result.hits)} sections matched "{intent}" ({lines} lines, '
-            f"{_kb(_bytes(output))}):"
+            f'{len(result.hits)} sections matched "{intent}" ({whole.lines} lines, '
+            f"{_kb(whole.bytes)}):"
         )
         out.append("")
         words = [w for w in intent.lower().split() if len(w) > 2]
         out.extend(
-            f"  - {hit.title}: {_best_line(hit.snippet, words)[:PREVIEW_CHARS]}"
+            f"  - {hit.title[:PREVIEW_CHARS]}: {_best_line(hit.snippet, words)[:PREVIEW_CHARS]}"
             for hit in result.hits
         )
     else:
         out.append(
-            f'No sections matched intent "{intent}" in {lines}-line output ({_kb(_bytes(output))}).'
+            f'No sections matched intent "{intent}" in {whole.lines}-line output '
+            f"({_kb(whole.bytes)})."
         )
     if terms:
         out += ["", "Searchable terms: " + ", ".join(terms)]
@@ -100,6 +113,122 @@ def pointer(store: ContentStore, output: str, label: str) -> str:
     )
 
 
+# --------------------------------------------------------------------------- bounds
+
+
+def index_budget(deadline: Deadline | None) -> int:
+    """How many bytes of one output to index: the most, or what the call's time allows."""
+    if deadline is None:
+        return INDEX_MAX_BYTES
+    return int(min(INDEX_MAX_BYTES, deadline.for_after_run() * INDEX_BYTES_PER_S))
+
+
+def preview(text: str, extent: Extent) -> str:
+    """`text` as is when it is all there and small, else its digest at `PREVIEW_BYTES`."""
+    if not extent.cut and extent.bytes <= INDEX_MIN_BYTES:
+        return text
+    return digest(text, extent, PREVIEW_BYTES).text
+
+
+def clip(text: str, limit: int = ANSWER_MAX_BYTES) -> str:
+    """`text` cut to `limit` bytes (on a line boundary where one is near), saying so."""
+    data = text.encode("utf-8", "surrogatepass")
+    if len(data) <= limit:
+        return text
+    head = data[:limit].decode("utf-8", "ignore")
+    cut = head.rfind("\n", 0, len(head))
+    head = head[: cut + 1] if cut > len(head) // 2 else head + "\n"
+    return f"{head}[… answer cut at {size(limit)}: {size(len(data) - len(head))} more]"
+
+
+def _index_note(digests: list[Digest], extents: list[Extent], budget: int) -> str:
+    """A line saying how what was indexed differs from what the run printed ("" if not)."""
+    if all(d.whole for d in digests):
+        return ""
+    what = []
+    if any(d.collapsed for d in digests):
+        what.append("repeated lines collapsed")
+    left_out = sum(d.omitted_bytes for d in digests)
+    if left_out:
+        what.append(f"{size(left_out)} in the middle left out")
+        if budget < INDEX_MAX_BYTES and left_out > sum(e.omitted_bytes for e in extents):
+            what[-1] += " (the call's time limit)"
+    indexed = sum(_bytes(d.text) for d in digests)
+    whole = sum(e.bytes for e in extents)
+    return f"\nIndexed {size(indexed)} of {size(whole)}: {', '.join(what)}."
+
+
+def _printed(name: str, extent: Extent) -> str:
+    return f"{name} {size(extent.bytes)} in {extent.lines:,} line{'' if extent.lines == 1 else 's'}"
+
+
+def _cut_note(result: ExecResult, *, stdout_only: bool) -> str:
+    """What a cut output's answer leaves out, and why the run stopped."""
+    out, err = result.stdout_extent, result.stderr_extent
+    parts = [_printed("stdout", out)]
+    if err.bytes and not stdout_only:
+        parts.append(_printed("stderr", err))
+    printed = "; ".join(parts)
+    if result.backgrounded:
+        why = f"process backgrounded after {result.timeout_ms:.0f}ms — still running"
+    elif result.timed_out:
+        why = f"timed out after {result.timeout_ms:.0f}ms — partial output"
+    elif result.capped:
+        why = "output capped — process killed"
+    else:
+        why = "output too large to show"
+    return f"_({why}: {printed}; its first and last lines are shown above, repeats collapsed)_"
+
+
+# --------------------------------------------------------------------------- shaping
+
+
+def _large(
+    result: ExecResult,
+    *,
+    label: str,
+    open_store: StoreOpener,
+    intent: str | None,
+    failed: bool,
+    both: bool,
+) -> Shaped:
+    """An output too large to show: its first and last lines, a note of what was left out,
+    and a bounded digest of it indexed (under ``<label>:error`` when the run `failed`).
+    `both`: the answer shows stdout and stderr, else stdout only."""
+    budget = index_budget(result.deadline)
+    streams = [(result.stdout, result.stdout_extent)]
+    if both:
+        streams.append((result.stderr, result.stderr_extent))
+    share = budget // max(1, sum(1 for _, e in streams if e.bytes))
+    digests = [digest(text, extent, share) for text, extent in streams]
+    previews = [preview(text, extent) for text, extent in streams]
+    if both:
+        code = "" if result.timed_out else f"Exit code: {result.exit_code}\n\n"
+        shown = f"{code}stdout:\n{previews[0]}\n\nstderr:\n{previews[1]}"
+        indexed = f"{code}stdout:\n{digests[0].text}\n\nstderr:\n{digests[1].text}"
+    else:
+        shown, indexed = previews[0], digests[0].text
+    extents = [extent for _, extent in streams]
+    whole = Extent(sum(e.bytes for e in extents), sum(e.lines for e in extents))
+    index_label = f"{label}:error" if failed else label
+    with open_store() as store:
+        if intent or failed:
+            view = intent_view(store, indexed, intent or ERROR_INTENT, index_label, whole=whole)
+        else:
+            view = pointer(store, indexed, label)
+    note = _cut_note(result, stdout_only=not both)
+    text = f"{shown.rstrip()}\n\n{note}\n\n{view}{_index_note(digests, extents, budget)}"
+    return Shaped(clip(text), failed, index_label, _bytes(indexed))
+
+
+def _indexable(output: str, deadline: Deadline | None) -> tuple[str, str]:
+    """What to index of a whole (not cut) output, and the note saying how it differs."""
+    budget = index_budget(deadline)
+    extent = measured(output, None)
+    found = digest(output, extent, budget)
+    return found.text, _index_note([found], [extent], budget)
+
+
 def shape(
     result: ExecResult,
     *,
@@ -111,39 +240,54 @@ def shape(
     """The agent's view of `result`; large output goes to the store under `label`.
 
     `timeout_text` replaces the timeout messages (execute_file names its file there).
+    Whatever the run printed, the answer is at most `ANSWER_MAX_BYTES`.
     """
     intent = (intent or "").strip() or None
     ms = f"{result.timeout_ms:.0f}ms"
+    out, err = result.stdout_extent, result.stderr_extent
+    large = partial(_large, result, label=label, open_store=open_store, intent=intent)
     if result.timed_out:
         if timeout_text is not None:
             return Shaped(timeout_text, True)
         if result.stdout.strip():
+            if out.cut or out.bytes > INDEX_MIN_BYTES or err.cut:
+                return large(failed=False, both=err.cut)
             note = (
                 f"_(process backgrounded after {ms} — still running)_"
                 if result.backgrounded
                 else f"_(timed out after {ms} — partial output shown above)_"
             )
             return Shaped(f"{result.stdout}\n\n{note}", False)
-        return Shaped(f"Execution timed out after {ms}\n\nstderr:\n{result.stderr}", True)
+        stderr = preview(result.stderr, err)
+        return Shaped(clip(f"Execution timed out after {ms}\n\nstderr:\n{stderr}"), True)
     if result.exit_code != 0:
         is_error, output = classify(result.language, result.exit_code, result.stdout, result.stderr)
+        if out.cut or (err.cut and is_error):
+            return large(failed=is_error, both=is_error)
         size = _bytes(output)
         error_label = f"{label}:error" if is_error else label
-        if intent and size > INTENT_MIN_BYTES:
+        if (intent and size > INTENT_MIN_BYTES) or size > INDEX_MIN_BYTES:
+            indexed, note = _indexable(output, result.deadline)
             with open_store() as store:
-                text = intent_view(store, output, intent, error_label)
-            return Shaped(text, is_error, error_label, size)
-        if size > INDEX_MIN_BYTES:
-            with open_store() as store:
-                text = intent_view(store, output, ERROR_INTENT, error_label)
-            return Shaped(text, is_error, error_label, size)
+                text = intent_view(
+                    store,
+                    indexed,
+                    intent or ERROR_INTENT,
+                    error_label,
+                    whole=measured(output, None),
+                )
+            return Shaped(clip(text + note), is_error, error_label, _bytes(indexed))
         return Shaped(output, is_error)
+    if out.cut:
+        return large(failed=False, both=False)
     output = result.stdout or "(no output)"
     size = _bytes(output)
-    if intent and size > INTENT_MIN_BYTES:
+    if (intent and size > INTENT_MIN_BYTES) or size > INDEX_MIN_BYTES:
+        indexed, note = _indexable(output, result.deadline)
         with open_store() as store:
-            return Shaped(intent_view(store, output, intent, label), False, label, size)
-    if size > INDEX_MIN_BYTES:
-        with open_store() as store:
-            return Shaped(pointer(store, output, label), False, label, size)
+            if intent and size > INTENT_MIN_BYTES:
+                view = intent_view(store, indexed, intent, label, whole=measured(output, None))
+            else:
+                view = pointer(store, indexed, label)
+        return Shaped(clip(view + note), False, label, _bytes(indexed))
     return Shaped(output, False)

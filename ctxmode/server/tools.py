@@ -96,7 +96,7 @@ def ctx_execute(state: ServerState, args: dict[str, Any], call: Call) -> Reply:
         open_store=state.store,
         intent=coerce.string(args, "intent"),
     )
-    call.meter.handled = _size(result.stdout) + _size(result.stderr)
+    call.meter.handled = result.printed_bytes
     call.meter.indexed = shaped.indexed_bytes
     return shaped.text, shaped.is_error
 
@@ -162,7 +162,7 @@ def ctx_batch_execute(state: ServerState, args: dict[str, Any], call: Call) -> R
         concurrency=concurrency,
         cancel=call.cancel,
     )
-    call.meter.handled = sum(_size(run.output) for run in report.runs)
+    call.meter.handled = sum(run.extent.bytes for run in report.runs)
     call.meter.indexed = _size(report.document)
     if timeout is not None and batch.all_timed_out(report):
         return f"Batch timed out after {timeout:.0f}ms. No output captured.", True

@@ -6,6 +6,7 @@ import json
 import shutil
 import subprocess
 import sys
+import time
 
 import pytest
 
@@ -241,9 +242,11 @@ def test_intent_shows_matching_sections_only(project, capsys):
     assert "step 7 ok" not in out
 
 
-def test_real_subprocess_exit_status_and_output(project):
-    proc = subprocess.run(
-        [sys.executable, "-m", "ctxmode", "execute", "--lang", "shell", "echo real; exit 3"],
+def ctxmode_process(project, *args: str, stdin: str | None = None):
+    """`ctxmode ARGS` as a real process in `project` (the 60 s bound catches a hang)."""
+    return subprocess.run(
+        [sys.executable, "-m", "ctxmode", *args],
+        input=stdin,
         capture_output=True,
         text=True,
         encoding="utf-8",
@@ -251,20 +254,18 @@ def test_real_subprocess_exit_status_and_output(project):
         timeout=60,
         check=False,
     )
+
+
+def test_real_subprocess_exit_status_and_output(project):
+    proc = ctxmode_process(project, "execute", "--lang", "shell", "echo real; exit 3")
     assert proc.returncode == 3, proc.stderr
     assert proc.stdout == "real\n"
 
 
 def test_real_subprocess_timeout_with_stdin_code(project):
-    proc = subprocess.run(
-        [sys.executable, "-m", "ctxmode", "execute", "-l", "python", "-t", "1000", "--json", "-"],
-        input="print('partial', flush=True)\nimport time\ntime.sleep(300)\n",
-        capture_output=True,
-        text=True,
-        encoding="utf-8",
-        cwd=project,
-        timeout=60,
-        check=False,
+    code = "print('partial', flush=True)\nimport time\ntime.sleep(300)\n"
+    proc = ctxmode_process(
+        project, "execute", "-l", "python", "-t", "1000", "--json", "-", stdin=code
     )
     assert proc.returncode == 124, proc.stderr
     doc = json.loads(proc.stdout)
@@ -276,3 +277,17 @@ def test_real_subprocess_timeout_with_stdin_code(project):
 def test_javascript_through_the_cli(project, capsys):
     assert main(["execute", "-l", "js", "console.log([1, 2, 3].map((x) => x * 2).join(','))"]) == 0
     assert capsys.readouterr().out == "2,4,6\n"
+
+
+def test_a_flood_shows_its_start_and_exits_124_not_137(project):
+    """`yes` reaches the output cap: a limit stopped it, like a timeout (it used to take
+    30 s and gigabytes, end with 137 and never show "start")."""
+    started = time.monotonic()
+    proc = ctxmode_process(project, "execute", "--timeout-ms", "3000", "echo start; yes x")
+    assert time.monotonic() - started < 30  # generous: catches a hang, not speed
+    assert proc.returncode == 124, proc.stderr
+    # Usually the 100 MiB cap stops it; on a slow machine the deadline may come first.
+    assert "start\nx\n[… repeated " in proc.stdout
+    assert "lines omitted …]" in proc.stdout
+    assert "output capped" in proc.stdout or "timed out after 3000ms" in proc.stdout
+    assert len(proc.stdout.encode()) < 16 * 1024

@@ -59,7 +59,11 @@ NetworkOpt = Annotated[
 ]
 RawOpt = Annotated[
     bool,
-    typer.Option("--raw", help="Print the whole output even when it is large (never index it)."),
+    typer.Option(
+        "--raw",
+        help="Print the whole output even when it is large (never index it); it is held "
+        "in memory, up to the 100 MiB cap.",
+    ),
 ]
 
 
@@ -70,7 +74,7 @@ def _read_stdin(what: str) -> str:
 
 
 def _exit_code(result: ExecResult) -> int:
-    if result.timed_out:
+    if result.timed_out or result.capped:  # stopped by a limit, not by itself
         return int(ExitCode.TIMEOUT)
     return result.exit_code if 0 <= result.exit_code <= 255 else int(ExitCode.ERROR)
 
@@ -154,8 +158,11 @@ def execute_command(
     Each run gets its own temp directory, a scrubbed environment and a deadline
     (120 s by default); the whole process tree is killed on timeout, and nothing
     it started survives it. Output over 100 KB is indexed into the knowledge base
-    and a pointer is printed instead (--raw prints it all). The exit status is
-    the run's own (124 on timeout).
+    and a pointer is printed instead (--raw prints it all). Memory holds only
+    the first 1 MiB and last 256 KiB of each stream: a flood prints its first and
+    last lines and says what was left out, and at most 2 MiB of it, repeated
+    lines collapsed, is indexed within the deadline. The exit status is the
+    run's own; 124 when the deadline or the 100 MiB output cap stopped it.
 
     The host's permission rules are checked on the text first (exit 5): Bash
     deny rules on its commands, Read deny rules on the files it names. That is
@@ -184,6 +191,7 @@ def execute_command(
         timeout_ms=timeout_ms,
         isolate=isolate,
         network=network,
+        keep_all=raw,
     )
     _check_code(request)
     result = execute(request)
@@ -230,6 +238,7 @@ def execute_file_command(
         file_path=path,
         isolate=isolate,
         network=network,
+        keep_all=raw,
     )
     _check_path(request)
     _check_code(request)
