@@ -7,8 +7,13 @@ Design:
 * Search fuses ranked lists (all terms, any term, substrings of known words) with
   reciprocal rank fusion, then reranks by title, proximity and phrase adjacency. A term
   that matches nothing is corrected against the vocabulary (typos).
-* File-backed sources are checked before every search: a changed file is re-indexed, a
-  deleted one dropped, a file now denied by policy left alone and never read.
+* A file-backed source is checked (one stat) before any of its hits is shown: a changed
+  file is re-indexed, a deleted one dropped, a file now denied by policy left alone and
+  never read, and the search runs again without the stale hits. Besides, each search
+  checks a rolling window of `SWEEP_BATCH` other file-backed sources, so a search costs
+  the same with 1,000 sources or 100,000; checking every source is an explicit
+  `refresh()` (``ctxmode index --refresh``). Size and mtime are compared first; a file is
+  read and hashed only when they differ, and re-indexed only when its hash does.
 * Damage heals itself: the first read or write that finds the file damaged (SQLite's
   "malformed", "not a database") moves it aside as ``<name>.corrupt-<ms>``, starts a new
   one, indexes again every file-backed source it can still list whose file exists, retries
@@ -19,7 +24,9 @@ Design:
 import functools
 import logging
 import os
+import random
 import sqlite3
+import stat
 import time
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
@@ -48,6 +55,16 @@ FETCH_MIN = 30
 DEFAULT_LIMIT = 5
 WAL_CHECKPOINT_PAGES = 4000  # checkpoint (and fsync) every ~16 MB of writes, not ~4 MB
 PARTIAL_BELOW = 10
+# File-backed sources a search checks besides its hits' own: a stat each (a read only for
+# a changed file), about 2 ms for 1,000; a store with at most this many is swept whole.
+SWEEP_BATCH = 1000
+# Re-runs of a search whose hits came from changed files; past them stale hits are dropped.
+STALE_ROUNDS = 4
+# Sources a search may check in the folders of hits whose file was deleted.
+FOLDER_BUDGET = 1000
+# A file whose mtime is this close to the moment it was read may change again within the
+# same timestamp tick (1-2 s on some file systems): its mtime is not trusted (not recorded).
+RACY_NS = 2_000_000_000
 
 DenyCheck = Callable[[str], bool]
 Notify = Callable[[str], None]
@@ -65,6 +82,7 @@ class IndexReport:
     code_chunks: int
     bytes: int
     file_path: str | None = None
+    unchanged: bool = False  # a file already indexed with this content: not indexed again
 
 
 @dataclass(frozen=True)
@@ -107,6 +125,29 @@ class SourceInfo:
     bytes: int
     file_path: str | None
     indexed_at: str
+
+
+_FRESHNESS = "label, kind, file_path, content_hash, file_mtime_ns, file_size, session_id"
+
+
+def _same_stat(row: sqlite3.Row, info: os.stat_result) -> bool:
+    """The file has the mtime and size recorded when it was read: taken as unchanged."""
+    return bool(info.st_mtime_ns == row["file_mtime_ns"] and info.st_size == row["file_size"])
+
+
+def _trusted_mtime(read: FileText) -> int | None:
+    """The mtime to record for what was read: none when it is so recent that the file may
+    change again without its mtime moving (the next check then hashes it)."""
+    return None if time.time_ns() - read.mtime_ns < RACY_NS else read.mtime_ns
+
+
+@dataclass
+class _Checked:
+    """What one search has checked of its hits' sources, and how many more sources it may
+    check besides them."""
+
+    labels: set[str] = field(default_factory=set)
+    budget: int = field(default_factory=lambda: FOLDER_BUDGET)
 
 
 def _now_iso() -> str:
@@ -268,9 +309,10 @@ class ContentStore:
         """Open (creating or migrating) the knowledge base at `path`.
 
         `deny` tells whether a file path may be read; a denied file is never re-read.
-        `sweep_interval` (seconds) lets a long-lived process check every file-backed
-        source at most that often; between sweeps only the sources of the hits about to
-        be returned are checked, so a stale or deleted file is still never served.
+        `sweep_interval` (seconds) lets a long-lived process check its rolling window of
+        `SWEEP_BATCH` file-backed sources at most that often; the sources of the hits about
+        to be returned are checked on every search, so a stale or deleted file is never
+        served.
         `notify` receives the one-time notice of a heal (see the module docstring); without
         it the notice is logged and kept for `take_notices`.
 
@@ -285,6 +327,9 @@ class ContentStore:
         self.sweep_interval = sweep_interval
         self.notify = notify
         self._last_sweep = float("-inf")
+        # Where the rolling window of checked sources goes on from (a source id); a new
+        # store starts at random, so short-lived processes do not all check the same ones.
+        self._sweep_after: int | None = None
         self.recovered_from: Path | None = None
         # The session new sources belong to unless a call names one (a server sets it), so
         # a one-session purge can remove exactly what that session indexed.
@@ -644,8 +689,51 @@ class ContentStore:
             raise InputError(
                 f"skipping {printable_path(resolved)}: its name is not valid UTF-8"
             ) from None
-        read = read_text_file(resolved, max_bytes) if max_bytes else read_text_file(resolved)
-        return self._index_read(read, label or str(resolved), kind, session_id)
+        label = label or str(resolved)
+        limit = max_bytes or MAX_FILE_BYTES
+        known = self._con.execute(
+            f"SELECT id, {_FRESHNESS}, bytes, chunk_count, code_chunk_count FROM sources"
+            " WHERE label = ?",
+            (label,),
+        ).fetchone()
+        if known is not None and (
+            known["file_path"] != str(resolved)
+            or known["kind"] != (kind or kind_for_name(str(resolved)))
+        ):
+            known = None  # another file or another kind under this label: index anew
+        if known is not None:
+            try:
+                info = os.stat(resolved)
+            except OSError:
+                info = None  # read_text_file says what is wrong
+            if info is not None and stat.S_ISREG(info.st_mode) and info.st_size <= limit:
+                if _same_stat(known, info):
+                    return self._unchanged(known, label, session_id)
+        read = read_text_file(resolved, limit)
+        if known is not None and read.sha256 == known["content_hash"]:
+            self._touch(label, read)
+            return self._unchanged(known, label, session_id)
+        return self._index_read(read, label, kind, session_id)
+
+    def _unchanged(self, row: sqlite3.Row, label: str, session_id: str) -> IndexReport:
+        """The report of a file indexed again with the content it had; it now belongs to
+        the session that indexed it last, as if it had been written again."""
+        session = session_id or self.session_id
+        if session != row["session_id"]:
+            db.retry_busy(
+                lambda: self._con.execute(
+                    "UPDATE sources SET session_id = ? WHERE id = ?", (session, row["id"])
+                )
+            )
+        return IndexReport(
+            label,
+            row["id"],
+            row["chunk_count"],
+            row["code_chunk_count"],
+            row["bytes"],
+            row["file_path"],
+            unchanged=True,
+        )
 
     def _index_read(
         self, read: FileText, label: str, kind: str | None, session_id: str = ""
@@ -660,7 +748,7 @@ class ContentStore:
             vocabulary(read.text),
             file_path=str(read.path),
             content_hash=read.sha256,
-            mtime_ns=read.mtime_ns,
+            mtime_ns=_trusted_mtime(read),
             size=read.size,
             session_id=session_id,
         )
@@ -703,40 +791,109 @@ class ContentStore:
     def refresh(
         self, *, rehash: bool = False, labels: Iterable[str] | None = None
     ) -> RefreshReport:
-        """Bring file-backed sources up to date with their files.
+        """Bring file-backed sources up to date with their files: all of them, or those
+        of `labels`. Checking them all costs a stat per source: an explicit step
+        (``ctxmode index --refresh``), never one a search takes.
 
         Fast path: same mtime_ns and size means unchanged. Otherwise (or with `rehash`)
         the file is hashed; a new hash re-indexes it, the same hash only records the new
         mtime. Missing files are dropped. Files the deny check refuses are never read.
         """
         report = RefreshReport()
-        rows = self._con.execute(
-            "SELECT label, kind, file_path, content_hash, file_mtime_ns, file_size, session_id"
-            " FROM sources WHERE file_path IS NOT NULL"
-        ).fetchall()
-        wanted = set(labels) if labels is not None else None
+        if labels is None:
+            rows = self._con.execute(
+                f"SELECT {_FRESHNESS} FROM sources WHERE file_path IS NOT NULL"
+            ).fetchall()
+        else:
+            rows = self._rows_of(set(labels))
+        self._check(rows, report, rehash=rehash)
+        return report
+
+    def _rows_of(self, labels: set[str]) -> list[sqlite3.Row]:
+        """The file-backed sources among `labels`."""
+        rows: list[sqlite3.Row] = []
+        wanted = sorted(labels)
+        for at in range(0, len(wanted), 500):  # under SQLite's limit of bound parameters
+            part = wanted[at : at + 500]
+            rows += self._con.execute(
+                f"SELECT {_FRESHNESS} FROM sources WHERE file_path IS NOT NULL"
+                f" AND label IN ({','.join('?' * len(part))})",
+                part,
+            ).fetchall()
+        return rows
+
+    def _check_folders(self, folders: list[str], report: RefreshReport, seen: _Checked) -> None:
+        """Check the sources whose files are under `folders`, up to `seen.budget`; not
+        the deny check of unchanged ones (a hit among them is checked on its own)."""
+        for folder in folders:
+            if seen.budget <= 0:
+                return
+            # Paths under folder/ sort from "folder/" up to "folder0" ("0" follows "/").
+            low = folder.rstrip("/\\") + os.sep
+            rows = self._con.execute(
+                f"SELECT {_FRESHNESS} FROM sources WHERE file_path IS NOT NULL"
+                " AND file_path >= ? AND file_path < ? ORDER BY file_path LIMIT ?",
+                (low, low[:-1] + chr(ord(os.sep) + 1), seen.budget),
+            ).fetchall()
+            rows = [r for r in rows if r["label"] not in seen.labels]
+            seen.budget -= len(rows)
+            self._check(rows, report, deny_first=False)
+
+    def _sweep(self, report: RefreshReport) -> None:
+        """Check the next `SWEEP_BATCH` file-backed sources, in id order, wrapping round:
+        every source of a store that holds no more is checked on each call."""
+        con = self._con
+        if self._sweep_after is None:
+            top = con.execute("SELECT coalesce(max(id), 0) FROM sources").fetchone()[0]
+            self._sweep_after = random.randrange(int(top) + 1)  # noqa: S311 - not a secret
+        after = self._sweep_after
+        query = (
+            f"SELECT id, {_FRESHNESS} FROM sources WHERE file_path IS NOT NULL"
+            " AND id > ? AND id <= ? ORDER BY id LIMIT ?"
+        )
+        rows = con.execute(query, (after, 2**63 - 1, SWEEP_BATCH)).fetchall()
+        if len(rows) < SWEEP_BATCH:
+            rows += con.execute(query, (-1, after, SWEEP_BATCH - len(rows))).fetchall()
+        if rows:
+            self._sweep_after = int(rows[-1]["id"])
+        self._check(rows, report, deny_first=False)
+
+    def _check(
+        self,
+        rows: Iterable[sqlite3.Row],
+        report: RefreshReport,
+        *,
+        rehash: bool = False,
+        deny_first: bool = True,
+    ) -> None:
+        """Check each source's file, re-index or drop it, and say so in `report`.
+
+        `deny_first` asks the deny check about every source (the report then names every
+        denied one, and a search hides them); without it only a file that changed is
+        asked about, before it is read or dropped: a stat alone reads nothing.
+        """
         for row in rows:
             label = row["label"]
-            if wanted is not None and label not in wanted:
-                continue
             path = row["file_path"]
-            if self.deny is not None and self.deny(path):
+            if deny_first and self._denied(path):
                 report.denied.append(label)
                 continue
             try:
-                info = os.stat(path)
+                info: os.stat_result | None = os.stat(path)
             except FileNotFoundError:
+                info = None
+            except OSError:
+                denied = not deny_first and self._denied(path)
+                (report.denied if denied else report.failed).append(label)
+                continue
+            if info is not None and not rehash and _same_stat(row, info):
+                continue
+            if not deny_first and self._denied(path):
+                report.denied.append(label)
+                continue
+            if info is None:
                 self.delete_source(label)
                 report.dropped.append(label)
-                continue
-            except OSError:
-                report.failed.append(label)
-                continue
-            if (
-                not rehash
-                and info.st_mtime_ns == row["file_mtime_ns"]
-                and info.st_size == row["file_size"]
-            ):
                 continue
             try:
                 read = read_text_file(Path(path), max(MAX_FILE_BYTES, row["file_size"] or 0))
@@ -748,14 +905,19 @@ class ContentStore:
                 continue
             self._index_read(read, label, row["kind"], row["session_id"])
             report.refreshed.append(label)
-        return report
+
+    def _denied(self, path: str) -> bool:
+        return self.deny is not None and self.deny(path)
 
     def _touch(self, label: str, read: FileText) -> None:
-        """Record a new mtime/size for unchanged content, so it is not hashed again."""
+        """Record a new mtime/size for unchanged content, so it is not hashed again (not
+        while the disk is too full to write: it only saves work)."""
+        if self._reading_only is not None:
+            return
         db.retry_busy(
             lambda: self._con.execute(
                 "UPDATE sources SET file_mtime_ns = ?, file_size = ? WHERE label = ?",
-                (read.mtime_ns, read.size, label),
+                (_trusted_mtime(read), read.size, label),
             )
         )
 
@@ -842,19 +1004,61 @@ class ContentStore:
         refresh: bool = True,
         snippet_chars: int = q.SNIPPET_MAX,
     ) -> SearchResult:
-        """Ranked chunks for `query`. Never raises on odd query syntax."""
+        """Ranked chunks for `query`. Never raises on odd query syntax.
+
+        With `refresh`, the file of every hit is checked before it is returned: a hit
+        from a changed, deleted or now denied file is never served, the search runs again
+        (up to `STALE_ROUNDS` times, then such hits are left out). A rolling window of
+        other sources is checked first (see `_sweep`, `sweep_interval`).
+        """
         run = (query, limit, source, content_type, exact_source, snippet_chars)
+        report = RefreshReport()
         if not refresh:
-            return self._search(*run, RefreshReport())
+            return self._search(*run, report)
         if time.monotonic() - self._last_sweep >= self.sweep_interval:
-            report = self.refresh()
+            self._sweep(report)
             self._last_sweep = time.monotonic()
-            return self._search(*run, report)
-        result = self._search(*run, RefreshReport())
-        report = self.refresh(labels={h.source for h in result.hits if h.file_path})
-        if report.refreshed or report.dropped or report.denied:
-            return self._search(*run, report)
-        return result
+        seen = _Checked()
+        for _ in range(STALE_ROUNDS):
+            result = self._search(*run, report)
+            if not self._check_hits(result.hits, report, seen):
+                return result
+        result = self._search(*run, report)
+        stale = self._check_hits(result.hits, report, seen)
+        if not stale:
+            return result
+        hits = [h for h in result.hits if h.source not in stale]
+        return SearchResult(result.query, hits, result.corrections, report)
+
+    def _check_hits(
+        self, hits: Sequence[SearchHit], report: RefreshReport, seen: _Checked
+    ) -> set[str]:
+        """Check the files of `hits` not checked yet in this search; the labels of those
+        that changed (re-indexed, dropped or denied): their hits are stale.
+
+        A file found deleted has its folder's other sources checked too (within the
+        search's budget): a folder removed, or a branch checked out, is dropped at once
+        rather than a few hits per round.
+        """
+        labels = {h.source for h in hits if h.file_path} - seen.labels
+        if not labels:
+            return set()
+        seen.labels |= labels
+        found = RefreshReport()
+        rows = self._rows_of(labels)
+        self._check(rows, found)
+        if found.dropped and seen.budget > 0:
+            gone = set(found.dropped)
+            folders = {os.path.dirname(r["file_path"]) for r in rows if r["label"] in gone}
+            self._check_folders(sorted(folders), found, seen)
+        for mine, theirs in (
+            (report.refreshed, found.refreshed),
+            (report.dropped, found.dropped),
+            (report.denied, found.denied),
+            (report.failed, found.failed),
+        ):
+            mine.extend(label for label in theirs if label not in mine)  # the sweep's too
+        return {*found.refreshed, *found.dropped, *found.denied}
 
     def _search(
         self,

@@ -177,3 +177,40 @@ def test_sqlite_without_fts5_is_an_environment_error(project, capsys, monkeypatc
     code, doc = run_json(capsys, "search", "x")
     assert code == 4
     assert doc["errors"] == [{"code": "environment", "message": "SQLite was built without FTS5"}]
+
+
+def _old_tree(project, n):
+    (project / "docs").mkdir()
+    past = 1_700_000_000 * 1_000_000_000  # older than a timestamp tick: mtimes are trusted
+    for i in range(n):
+        path = project / "docs" / f"n{i:02d}.md"
+        path.write_text(f"# Note {i}\n\nshared words and marker{i}q\n", encoding="utf-8")
+        os.utime(path, ns=(past, past))
+
+
+def test_reindexing_an_unchanged_tree_reports_every_file_unchanged(project, capsys):
+    _old_tree(project, 12)
+    code, doc = run_json(capsys, "index", "docs")
+    assert code == 0 and doc["data"]["totals"]["unchanged"] == 0
+    (project / "docs" / "n03.md").write_text("# Note 3\n\nrewritten, longer\n", encoding="utf-8")
+    code, doc = run_json(capsys, "index", "docs")
+    assert code == 0
+    assert doc["data"]["totals"]["sources"] == 12 and doc["data"]["totals"]["unchanged"] == 11
+    assert [i["label"] for i in doc["data"]["indexed"] if not i["unchanged"]] == ["docs/n03.md"]
+    assert main(["index", "docs"]) == 0
+    out = capsys.readouterr().out
+    assert "12 unchanged since indexed" in out and "indexed docs/" not in out
+
+
+def test_search_never_shows_a_deleted_file_among_many(project, capsys, monkeypatch):
+    monkeypatch.setattr("ctxmode.store.store.SWEEP_BATCH", 2)  # the window misses most
+    _old_tree(project, 12)
+    assert run_json(capsys, "index", "docs")[0] == 0
+    (project / "docs" / "n07.md").unlink()
+    code, doc = run_json(capsys, "search", "marker7q")
+    assert code == 0 and doc["data"]["hits"] == []
+    assert doc["data"]["refresh"]["dropped"] == ["docs/n07.md"]
+    code, doc = run_json(capsys, "search", "shared", "words", "--limit", "20")
+    assert sorted(h["source"] for h in doc["data"]["hits"]) == sorted(
+        f"docs/n{i:02d}.md" for i in range(12) if i != 7
+    )

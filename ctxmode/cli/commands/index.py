@@ -163,6 +163,7 @@ def _report(run: IndexRun, refreshed: object, json_: bool) -> None:
                     "code_chunks": r.code_chunks,
                     "bytes": r.bytes,
                     "file_path": r.file_path,
+                    "unchanged": r.unchanged,
                 }
                 for r in run.indexed
             ],
@@ -171,6 +172,7 @@ def _report(run: IndexRun, refreshed: object, json_: bool) -> None:
                 "sources": len(run.indexed),
                 "chunks": sum(r.chunks for r in run.indexed),
                 "bytes": sum(r.bytes for r in run.indexed),
+                "unchanged": sum(r.unchanged for r in run.indexed),
             },
         }
         if isinstance(refreshed, RefreshReport):
@@ -194,10 +196,16 @@ def _report(run: IndexRun, refreshed: object, json_: bool) -> None:
             )
             for label in refreshed.dropped:
                 con.print(f"  dropped {label}")
+        unchanged = sum(r.unchanged for r in run.indexed)
         for r in run.indexed:
+            if r.unchanged and len(run.indexed) > 1:
+                continue  # counted below: a re-index of a big tree is not a page per file
             con.print(
-                f"indexed {r.label}: {r.chunks} chunks ({r.code_chunks} code), {r.bytes:,} bytes",
+                f"{'unchanged' if r.unchanged else 'indexed'} {r.label}: {r.chunks} chunks "
+                f"({r.code_chunks} code), {r.bytes:,} bytes",
             )
+        if unchanged and len(run.indexed) > 1:
+            con.print(f"{unchanged} unchanged since indexed (size and mtime, else content)")
         if len(run.indexed) > 1:
             con.print(
                 f"{len(run.indexed)} sources, {sum(r.chunks for r in run.indexed)} chunks, "
