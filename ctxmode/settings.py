@@ -440,6 +440,13 @@ RUN_ID = Text(
     "the run ends.",
     role=SET,
 )
+RUN_OWNER = Text(
+    ("CTXMODE_RUN_OWNER",),
+    "Set in every sandboxed run: the process that started it (pid, start time, pid "
+    "namespace) and its data root, so that the run dies with that process, and if it "
+    "outlives it anyway the next server of the data root kills it.",
+    role=SET,
+)
 
 REGISTRY: tuple[Var, ...] = (
     DIR,
@@ -468,6 +475,7 @@ REGISTRY: tuple[Var, ...] = (
     BIN,
     FILE_PATH,
     RUN_ID,
+    RUN_OWNER,
 )
 
 

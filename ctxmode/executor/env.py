@@ -6,7 +6,7 @@ import tempfile
 import uuid
 from pathlib import Path
 
-from ctxmode.executor.procs import RUN_ID_VAR
+from ctxmode.executor.procs import RUN_ID_VAR, owner_env
 
 FILE_PATH_VAR = "CTXMODE_FILE_PATH"
 
@@ -77,6 +77,7 @@ def sandbox_env(workdir: Path, run_id: str, file_path: Path | None = None) -> di
     if "LC_ALL" in env and env["LC_ALL"] != env["LANG"]:
         del env["LC_ALL"]  # a non-UTF-8 LC_ALL would override LANG
     env[RUN_ID_VAR] = run_id
+    env.update(owner_env())  # so the run dies with us, or with our data root's next server
     if file_path is not None:
         env[FILE_PATH_VAR] = str(file_path)
     return env

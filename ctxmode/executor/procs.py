@@ -1,30 +1,51 @@
-"""Ending a run's processes: the group, the descendants, and whatever escaped both.
+"""Ending a run's processes: the group, the descendants, and whatever escaped both; and
+ending them with their owner, however the owner ends.
 
-A run's processes carry ``CTXMODE_RUN_ID`` in their environment. Killing a run means:
-snapshot its descendants, SIGKILL its process group, then kill the snapshot and every
-process still carrying the run id. On Linux this process becomes the subreaper of what its
-runs start, so a process that escaped with ``setsid`` and outlived its parent is
-re-parented here and found among our own children, without scanning every process.
+A run's processes carry ``CTXMODE_RUN_ID`` in their environment, and the mark of the
+process that started them and its data root (`ctxmode.executor.reap`). Killing a run
+means: snapshot its descendants, SIGKILL its process group, then kill the snapshot and
+sweep every process still carrying the run id, scanning again until none is left. On
+Linux this process becomes the subreaper of what its runs start, so a process that
+escaped with ``setsid`` and outlived its parent is re-parented here and found among our
+own children when the run ends, without scanning every process.
+
+Runs die with their owner: before its first run, the owner starts a watchdog
+(`reap.watch`, a small process of its own session) that sees the owner exit, even by
+``kill -9``, and kills whatever still carries the owner's mark. Should the watchdog die
+too, the next server of the same data root kills runs whose owner is gone
+(`reap_dead_owners`).
 """
 
+import logging
 import os
 import signal
+import subprocess
 import sys
+import threading
 import time
+from pathlib import Path
 
-RUN_ID_VAR = "CTXMODE_RUN_ID"
+from ctxmode import paths
+from ctxmode.executor import reap
+
+RUN_ID_VAR = reap.RUN_ID_VAR
+
+log = logging.getLogger("ctxmode.executor")
 
 
-def _carries(pid: int, marker: bytes) -> bool:
-    try:
-        with open(f"/proc/{pid}/environ", "rb") as handle:
-            return marker in handle.read()
-    except OSError:
-        return False
+def _owner_mark() -> str | None:
+    return reap.owner_mark(os.path.realpath(paths.data_root()))
+
+
+def owner_env() -> dict[str, str]:
+    """The owner's mark for a run's environment: this process and its data root."""
+    mark = _owner_mark()
+    return {} if mark is None else {reap.OWNER_VAR: mark}
 
 
 def _escaped(run_id: str, known: set[int]) -> list[int]:
-    """Processes still carrying `run_id` in their environment (they left the group)."""
+    """Processes still carrying `run_id` in their environment (they left the group);
+    where `reap` cannot scan /proc."""
     import psutil
 
     found = []
@@ -42,15 +63,54 @@ def _escaped(run_id: str, known: set[int]) -> list[int]:
 
 
 _subreaper = False
+_watchdog: "subprocess.Popen[bytes] | None" = None
+_watching = ""  # the owner identity the watchdog watches (ours, unless we forked)
+_watchdog_pipe = -1  # our end of the watchdog's stdin, never written, closed by our exit
+_watchdog_lock = threading.Lock()
+
+
+def _start_watchdog() -> None:
+    """Start the watchdog of this process's runs, unless one is watching (Linux)."""
+    global _watchdog, _watching, _watchdog_pipe
+    owner = reap.identity() if reap.supported() else None
+    if owner is None or not sys.executable:
+        return
+    with _watchdog_lock:
+        if _watching == owner and _watchdog is not None and _watchdog.poll() is None:
+            return
+        if _watchdog_pipe >= 0:  # a dead watchdog's, or our parent's after a fork
+            os.close(_watchdog_pipe)
+            _watchdog_pipe = -1
+        read_end, write_end = os.pipe()
+        try:
+            _watchdog = subprocess.Popen(
+                [sys.executable, "-I", "-S", reap.__file__, owner],
+                stdin=read_end,
+                stdout=subprocess.DEVNULL,
+                stderr=subprocess.DEVNULL,
+                cwd="/",
+                # No marks: no sweep of ours, or of an owner above us, kills it.
+                env={"PATH": os.defpath},
+                start_new_session=True,  # a signal to our process group spares it
+            )
+        except OSError as exc:
+            os.close(write_end)
+            log.warning("cannot start the watchdog of runs: %s", exc)
+            return
+        finally:
+            os.close(read_end)
+        _watchdog_pipe, _watching = write_end, owner
 
 
 def adopt_orphans() -> bool:
-    """Make this process the subreaper of what its runs start (Linux).
+    """Take charge of what this process's runs start, before each one starts.
 
-    A process that escapes its run's group and outlives its parent is then re-parented to
-    us instead of init, so `orphans` finds it without scanning every process.
+    On Linux, become their subreaper: a process that escapes its run's group and outlives
+    its parent is then re-parented to us instead of init, so `orphans` finds it without
+    scanning every process. And keep a watchdog that kills them when we exit.
     """
     global _subreaper
+    _start_watchdog()
     if _subreaper or not sys.platform.startswith("linux"):
         return _subreaper
     try:
@@ -68,7 +128,6 @@ def orphans(run_id: str) -> list[int]:
     """Our adopted children that belong to the run `run_id` (needs `adopt_orphans`)."""
     if not _subreaper:
         return []
-    marker = f"{RUN_ID_VAR}={run_id}\0".encode()
     pids: list[int] = []
     try:
         tasks = os.listdir("/proc/self/task")
@@ -80,7 +139,8 @@ def orphans(run_id: str) -> list[int]:
                 pids.extend(int(p) for p in handle.read().split())
         except (OSError, ValueError):  # noqa: PERF203 - a thread may end meanwhile
             continue
-    return [pid for pid in pids if _carries(pid, marker)]
+    match = reap.carrying(RUN_ID_VAR, run_id)
+    return [pid for pid in pids if reap.matches(pid, match)]
 
 
 def _reap(pids: list[int]) -> None:
@@ -98,7 +158,8 @@ def _reap(pids: list[int]) -> None:
 
 def kill_tree(pid: int, run_id: str | None) -> None:
     """SIGKILL a run: its descendants (snapshot first), its process group, and anything that
-    escaped the group but still carries the run id. Best effort on Windows."""
+    escaped the group but still carries the run id (swept until none is left). Best
+    effort on Windows."""
     import psutil
 
     try:
@@ -111,13 +172,16 @@ def kill_tree(pid: int, run_id: str | None) -> None:
         except (ProcessLookupError, PermissionError):
             pass
     targets = [pid, *descendants]
-    if run_id is not None:
+    if run_id is not None and not reap.supported():
         targets += _escaped(run_id, set(targets))
     for target in targets:
         try:
             psutil.Process(target).kill()
         except psutil.Error:  # noqa: PERF203 - each target may already be gone
             pass
+    if run_id is not None and reap.supported():
+        since = reap.started(reap.identity() or "")
+        targets += reap.sweep(reap.carrying(RUN_ID_VAR, run_id), since=since)
     _reap([t for t in targets if t != pid])
 
 
@@ -134,3 +198,12 @@ def _group_has_members(pgid: int) -> bool:
 def leftovers(pid: int, run_id: str) -> bool:
     """Did the finished run leave processes behind (in its group, or adopted by us)?"""
     return _group_has_members(pid) or bool(run_id and orphans(run_id))
+
+
+def reap_dead_owners(root: Path) -> list[int]:
+    """Kill what runs of the data root `root` left behind when their owner died and its
+    watchdog did not outlive it (Linux); return the pids killed. Runs of a live owner, and
+    of other data roots, are left alone."""
+    if not reap.supported():
+        return []
+    return reap.sweep(reap.orphaned(os.path.realpath(root)))

@@ -15,6 +15,7 @@ from pathlib import Path
 import anyio
 
 WATCHDOG_INTERVAL_S = 1.0
+REAP_DELAY_S = 0.5  # leftovers of dead servers are killed this long after start-up
 HOUSEKEEPING_DELAY_S = 60.0  # the daily gc check waits this long after start-up
 
 log = logging.getLogger("ctxmode.server")
@@ -50,9 +51,19 @@ async def watch_signals(stop: Stop) -> None:
 
 
 async def housekeeping(root: Path, project_dir: Path) -> None:
-    """A while after start-up, the daily storage budget check (`ctxmode.gc.auto`); gc is
-    not even imported before then, so it costs the start-up nothing."""
-    await anyio.sleep(HOUSEKEEPING_DELAY_S)
+    """Soon after start-up, kill what runs of dead ctxmode processes of this data root
+    left behind (`procs.reap_dead_owners`: their watchdog died with them); a while after,
+    the daily storage budget check (`ctxmode.gc.auto`). Neither is imported before then,
+    so they cost the start-up nothing."""
+    await anyio.sleep(REAP_DELAY_S)
+    from ctxmode.executor import procs
+
+    killed = await anyio.to_thread.run_sync(
+        lambda: procs.reap_dead_owners(root), abandon_on_cancel=True
+    )
+    if killed:
+        log.info("killed %d processes left by runs of a dead ctxmode process", len(killed))
+    await anyio.sleep(HOUSEKEEPING_DELAY_S - REAP_DELAY_S)
     from ctxmode.gc import auto
 
     if not auto.enabled():
