@@ -22,6 +22,7 @@ T = TypeVar("T")
 
 BUSY_TIMEOUT_MS = 30_000
 RETRY_DELAYS = (0.1, 0.5, 2.0)
+_OPEN_ATTEMPTS = 3
 _SQLITE_IOERR = 10
 _CORRUPT_MARKERS = (
     "file is not a database",
@@ -183,26 +184,78 @@ def set_aside(path: Path) -> Path:
     return target
 
 
-def connect(path: Path | str) -> sqlite3.Connection:
-    """Open a database with ctxmode's pragmas. ``":memory:"`` works for tests."""
-    if str(path) != ":memory:":
-        p = Path(path)
-        p.parent.mkdir(parents=True, exist_ok=True)
-        _remove_orphan_sidecars(p)
-    con = sqlite3.connect(
-        str(path), timeout=BUSY_TIMEOUT_MS / 1000, isolation_level=None, check_same_thread=False
+def _sqlite_open(target: str, *, uri: bool = False) -> sqlite3.Connection:
+    return sqlite3.connect(
+        target,
+        timeout=BUSY_TIMEOUT_MS / 1000,
+        isolation_level=None,
+        check_same_thread=False,
+        uri=uri,
     )
+
+
+def _open_file(path: Path) -> sqlite3.Connection:
+    """Open the database at `path`; create it only when there is none.
+
+    An existing file is opened without the right to create one (``mode=rw``): gc renames
+    a database aside before it deletes it, and an open that created a new, empty file
+    under the name meanwhile would strand the old one (gc could not put it back, and its
+    latest writes would be lost). While gc has it aside, the open waits for gc to put it
+    back or delete it (`dbfiles.wait_for_gc`); a file gone between that look and the open
+    is looked for again.
+    """
+    from urllib.request import pathname2url
+
+    from ctxmode import dbfiles
+
+    path.parent.mkdir(parents=True, exist_ok=True)
+    for _ in range(_OPEN_ATTEMPTS):
+        if not dbfiles.wait_for_gc(path):
+            break
+        try:
+            return _sqlite_open(f"file:{pathname2url(str(path.absolute()))}?mode=rw", uri=True)
+        except sqlite3.OperationalError:
+            if os.path.lexists(path):
+                raise
+    _remove_orphan_sidecars(path)
+    return _sqlite_open(str(path))
+
+
+def connect(path: Path | str) -> sqlite3.Connection:
+    """Open a database with ctxmode's pragmas (an existing one as `_open_file` says).
+    ``":memory:"`` works for tests.
+
+    An I/O error while the connection is set up is retried on a new open: SQLite looks
+    the main file up by name when it opens the WAL, and fails so when gc renamed the
+    database aside just after the main file was opened (gc then puts it back, seeing it
+    held, and the new open waits for that).
+    """
+    for attempt in range(_OPEN_ATTEMPTS):
+        con = _sqlite_open(":memory:") if str(path) == ":memory:" else _open_file(Path(path))
+        try:
+            _configure(con)
+        except sqlite3.DatabaseError as exc:
+            con.close()
+            if attempt + 1 == _OPEN_ATTEMPTS or not _is_io_error(exc):
+                raise
+            continue
+        return con
+    raise AssertionError("unreachable")
+
+
+def _configure(con: sqlite3.Connection) -> None:
     con.row_factory = sqlite3.Row
-    try:
-        con.execute(f"PRAGMA busy_timeout={BUSY_TIMEOUT_MS}")
-        retry_busy(lambda: con.execute("PRAGMA journal_mode=WAL"))
-        con.execute("PRAGMA synchronous=NORMAL")
-        con.execute("PRAGMA foreign_keys=ON")
-        con.execute("PRAGMA temp_store=MEMORY")
-    except sqlite3.DatabaseError:
-        con.close()
-        raise
-    return con
+    con.execute(f"PRAGMA busy_timeout={BUSY_TIMEOUT_MS}")
+    retry_busy(lambda: con.execute("PRAGMA journal_mode=WAL"))
+    con.execute("PRAGMA synchronous=NORMAL")
+    con.execute("PRAGMA foreign_keys=ON")
+    con.execute("PRAGMA temp_store=MEMORY")
+
+
+def _is_io_error(exc: BaseException) -> bool:
+    """SQLITE_IOERR, whatever its extended code."""
+    code = _primary_code(exc)
+    return code == _SQLITE_IOERR if code is not None else "disk i/o error" in str(exc).lower()
 
 
 @contextmanager

@@ -9,10 +9,12 @@ Shared by purge, gc and every reader of another process's databases:
 - `last_written`: when a database was last written (gc's measure of use);
 - `open_readonly`: a connection for looking only (stats, insight, doctor, gc's plan):
   it creates no file and changes no modification time of a closed database;
-- `keep_mtime`: maintenance writes that must not count as use.
+- `keep_mtime`: maintenance writes that must not count as use;
+- `wait_for_gc`: an opener waits while gc has the database renamed aside.
 """
 
 import os
+import time
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -24,6 +26,9 @@ if TYPE_CHECKING:
     import sqlite3
 
 SIDECARS = ("-wal", "-shm", "-journal")
+TRASH_MARK = ".gc-"  # gc renames a database it deletes to ``<name>.gc-<its pid>`` first
+GC_WAIT_S = 5.0  # the longest an opener waits for gc to put a database back or delete it
+_GC_POLL_S = 0.005
 
 
 def family(db: Path) -> list[Path]:
@@ -56,6 +61,40 @@ def unlink_family(db: Path) -> list[Path]:
             continue
         removed.append(path)
     return removed
+
+
+def gc_has_it_aside(db: Path) -> bool:
+    """Whether a running gc has renamed this database's main file to its trash name: it is
+    checking, that moment, whether anyone opened or wrote it, and will put it back or
+    delete it. Lists the folder: call it only when the main file is missing."""
+    from ctxmode.readiness import pid_alive
+
+    prefix = _fold(db.name + TRASH_MARK)
+    try:
+        names = os.listdir(db.parent)
+    except OSError:
+        return False
+    for name in map(_fold, names):
+        pid = name[len(prefix) :]
+        if name.startswith(prefix) and pid.isdigit() and pid_alive(int(pid)):
+            return True
+    return False
+
+
+def wait_for_gc(db: Path, timeout: float = GC_WAIT_S) -> bool:
+    """Wait while a running gc has the database renamed aside (`gc_has_it_aside`), at most
+    `timeout` seconds; return whether the main file exists now.
+
+    A process that opened the path in that moment would start a new, empty database
+    under the name: gc could then neither put the old one back nor tell whether it was
+    written meanwhile, and its data, however recent, would be lost.
+    """
+    deadline = time.monotonic() + timeout
+    while not os.path.lexists(db):
+        if time.monotonic() >= deadline or not gc_has_it_aside(db):
+            return os.path.lexists(db)
+        time.sleep(_GC_POLL_S)
+    return True
 
 
 def holders(db: Path) -> list[int]:
@@ -166,17 +205,36 @@ def last_written(db: Path) -> float:
     anyone still uses the project.
     """
     latest = 0.0
+    for path, st in _written_files(db):
+        if st is None or (path.name.endswith("-wal") and st.st_size == 0):
+            continue
+        latest = max(latest, st.st_mtime)
+    return latest
+
+
+def _written_files(db: Path) -> Iterator[tuple[Path, os.stat_result | None]]:
+    """The files a write changes (the main file, ``-wal``, ``-journal``; not the ``-shm``
+    every reader writes to), in `family` order, each with its stat (None: missing)."""
     for path in family(db):
         if path.name.endswith("-shm"):
             continue
         try:
-            st = path.stat()
+            yield path, path.stat()
         except OSError:
-            continue
-        if path.name.endswith("-wal") and st.st_size == 0:
-            continue
-        latest = max(latest, st.st_mtime)
-    return latest
+            yield path, None
+
+
+Written = tuple[tuple[int, int] | None, ...]
+
+
+def written_state(db: Path) -> Written:
+    """What a write to the database changes: the size and modification time (ns) of the
+    main file, ``-wal`` and ``-journal`` (None for a missing one), in `family` order, so
+    the state of a database renamed whole (sidecars with it) compares with the original.
+    The ``-shm`` is left out: every reader writes to it."""
+    return tuple(
+        None if st is None else (st.st_size, st.st_mtime_ns) for _, st in _written_files(db)
+    )
 
 
 def open_readonly(db: Path) -> "sqlite3.Connection":

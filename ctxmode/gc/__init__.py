@@ -31,9 +31,11 @@ carries a plan out and re-checks each step against the disk as it is then, so it
 deletes more than the plan lists (a project that became live, a session active again,
 or a project no longer needed to meet the budget, stays). A database that cannot be
 read is reported and left alone. Bytes in a plan are estimates; `apply` measures them.
-A project is deleted by renaming its files to ``<name>.gc-<pid>`` first, checking once
-more that no process opened them, and only then unlinking them (else they are renamed
-back): no process is ever left writing to a deleted file.
+A project is deleted by renaming its files to ``<name>.gc-<pid>`` first (the main file
+first: ctxmode's openers wait while it is aside), checking once more that no process
+opened them and that none wrote them since the last check, and only then unlinking them
+(else they are renamed back): no process is ever left writing to a deleted file, and no
+write made after the check is deleted.
 
 Last use is the last write (`dbfiles.last_written`): hooks write a project's session
 database whenever an agent works in it. gc's own writes are not use, so it puts the

@@ -13,6 +13,7 @@ import shutil
 import sqlite3
 import time
 from pathlib import Path
+from typing import NamedTuple
 
 from ctxmode import db as sqlitedb
 from ctxmode import dbfiles, readiness
@@ -57,17 +58,31 @@ def _pids(held: dict[Path, list[int]], dbs: list[Path]) -> list[int]:
     return sorted({pid for db in dbs for pid in held.get(db, [])})
 
 
+class Checked(NamedTuple):
+    """A deletion that passed the last checks, and the state its databases were in then."""
+
+    deletion: Deletion
+    written: dict[Path, dbfiles.Written]
+
+
 def _still_deletable(
     root: Path, deletions: list[Deletion], max_age: float, now: float
-) -> tuple[list[Deletion], list[Note]]:
+) -> tuple[list[Checked], list[Note]]:
     """The planned deletions that may still go, checked right before: no running server
     names the project, no process has one of its databases open (one pass over the
-    processes for all of them), and a project planned for its age was not used since."""
+    processes for all of them), and a project planned for its age was not used since.
+
+    Each database's written state is taken first: a write after it, by a process too
+    quick to be seen holding the file, is found by `_delete_projects` on the renamed
+    files, and the project stays."""
     if not deletions:
         return [], []
+    written = {
+        db.path: dbfiles.written_state(db.path) for d in deletions for db in d.project.databases
+    }
     served, _ = servers(root)
     held = dbfiles.holders_of(db.path for d in deletions for db in d.project.databases)
-    chosen: list[Deletion] = []
+    chosen: list[Checked] = []
     notes: list[Note] = []
     for d in deletions:
         project = d.project
@@ -82,7 +97,7 @@ def _still_deletable(
             if now - used <= max_age:
                 why = "used again since the plan was made"
         if why is None:
-            chosen.append(d)
+            chosen.append(Checked(d, {db.path: written[db.path] for db in project.databases}))
         else:
             notes.append(Note(project.label(), f"not deleted: {why}"))
     return chosen, notes
@@ -101,16 +116,20 @@ def _to_trash(dbs: list[Path]) -> Moves:
     """Rename every file of these databases to its trash name; on failure put back what
     moved and raise.
 
-    Sidecars go first and the main file last: a process opening the database in between
-    still finds a whole database (the main file, checkpointed when its last connection
-    closed) and makes fresh sidecars of its own; it is then caught holding the renamed
-    main file, and the database is put back.
+    The main file goes first, its sidecars after it. From then on no process makes fresh
+    sidecars for the old main file: ctxmode's openers wait while gc has it aside
+    (`dbfiles.wait_for_gc`), and SQLite cannot open a ``-wal`` or ``-journal`` without
+    the main file under its name (a "disk I/O error" `db.connect` retries after the wait).
+    A process that already had the files open is caught holding the renamed ones.
+    (Sidecars first, as before, let a process open the old main file in between, write
+    to fresh sidecars and close them again unseen: its write was deleted with the rest,
+    and a hook's ``-wal`` not yet checkpointed was left behind.)
     """
     moved: Moves = []
     try:
         for db in dbs:
             trash = trash_name(db)
-            for suffix in (*dbfiles.SIDECARS, ""):
+            for suffix in ("", *dbfiles.SIDECARS):
                 src, dst = Path(f"{db}{suffix}"), Path(f"{trash}{suffix}")
                 if not os.path.lexists(src):
                     continue
@@ -125,44 +144,75 @@ def _to_trash(dbs: list[Path]) -> Moves:
 
 
 def _restore(moved: Moves) -> list[Path]:
-    """Put renamed files back (main files first), never over a file that appeared under
-    the old name meanwhile; return the files left under their trash names (collected
-    later, once this process is gone and nobody holds them)."""
-    left = []
-    for src, dst in sorted(moved, key=lambda m: m[0].name.endswith(dbfiles.SIDECARS)):
-        try:
-            if os.path.lexists(src):
-                raise FileExistsError(errno.EEXIST, "taken", str(src))
-            os.rename(dst, src)
-        except OSError:  # noqa: PERF203 - each file on its own
-            left.append(dst)
+    """Put renamed files back, never over a file that appeared under the old name
+    meanwhile; return the files left under their trash names (collected later, once this
+    process is gone and nobody holds them).
+
+    Sidecars go back before their main file, whose name is what lets openers in again.
+    A database whose main file's name was taken meanwhile stays whole under its trash
+    name: its ``-wal`` or ``-shm`` next to another database's main file would be read as
+    that database's.
+    """
+    left: list[Path] = []
+    databases: dict[Path, Moves] = {}
+    for src, dst in moved:
+        main = Path(str(src).removesuffix(_sidecar_suffix(src.name)))
+        databases.setdefault(main, []).append((src, dst))
+    for main, files in databases.items():
+        if os.path.lexists(main):
+            left.extend(dst for _, dst in files)
+            continue
+        for src, dst in sorted(files, key=lambda m: m[0] == main):
+            try:
+                if os.path.lexists(src):
+                    raise FileExistsError(errno.EEXIST, "taken", str(src))
+                os.rename(dst, src)
+            except OSError:  # noqa: PERF203 - each file on its own
+                left.append(dst)
     return left
 
 
-def _delete_projects(root: Path, chosen: list[Deletion]) -> list[Outcome]:
+def _sidecar_suffix(name: str) -> str:
+    return next((suffix for suffix in dbfiles.SIDECARS if name.endswith(suffix)), "")
+
+
+def _delete_projects(root: Path, chosen: list[Checked]) -> list[Outcome]:
     """Delete the chosen projects, closing the gap between the last check and the unlink.
 
-    Every database family is renamed to its trash name first, then the processes are
-    checked once more, on the renamed files: one that opened a database after the check
-    holds a renamed file, and that project is renamed back and kept. Only then are the
-    files unlinked, so no process is left writing to a deleted file.
+    Every database family is renamed to its trash name first (ctxmode's own openers
+    wait while it is, `dbfiles.wait_for_gc`), then the processes are checked once more,
+    on the renamed files: one that opened a database after the check holds a renamed
+    file, and that project is renamed back and kept. So is one written since the check
+    (its written state changed) by a process that closed it again before that look: its
+    write must not go with the old data. Only then are the files unlinked, so no process
+    is left writing to a deleted file and no write made after the check is lost.
     """
     if not chosen:
         return []
     outcomes: list[Outcome] = []
-    moved: list[tuple[Deletion, Moves]] = []
-    for d in chosen:
+    moved: list[tuple[Checked, Moves]] = []
+    for c in chosen:
         try:
-            moved.append((d, _to_trash([db.path for db in d.project.databases])))
+            moved.append((c, _to_trash([db.path for db in c.deletion.project.databases])))
         except OSError as exc:  # noqa: PERF203 - Windows: a file another process has open
-            outcomes.append(Note(d.project.label(), f"not deleted: {exc}"))
-    held = dbfiles.holders_of(trash_name(db.path) for d, _ in moved for db in d.project.databases)
-    for d, files in moved:
+            outcomes.append(Note(c.deletion.project.label(), f"not deleted: {exc}"))
+    held = dbfiles.holders_of(
+        trash_name(db.path) for c, _ in moved for db in c.deletion.project.databases
+    )
+    for c, files in moved:
+        d = c.deletion
         project = d.project
         pids = _pids(held, [trash_name(db.path) for db in project.databases])
-        if pids:
+        written = any(
+            dbfiles.written_state(trash_name(db.path)) != c.written.get(db.path)
+            for db in project.databases
+        )
+        if pids or written:
             left = _restore(files)
-            why = f"process {', '.join(map(str, pids))} opened it while it was being deleted"
+            if pids:
+                why = f"process {', '.join(map(str, pids))} opened it while it was being deleted"
+            else:
+                why = "it was written while it was being deleted"
             if left:
                 why += f"; a new database took its name, the old files stay as {left[0].name}"
             outcomes.append(Note(project.label(), f"not deleted: {why}"))
@@ -390,7 +440,7 @@ def apply(p: Plan) -> Report:
 
 def _over_budget(
     p: Plan, budgeted: list[Deletion], notes: list[Note], max_age: float, now: float
-) -> list[Deletion]:
+) -> list[Checked]:
     """The size budget's candidates (least recently used first) that must go for the
     measured total to meet the budget, among those still deletable; notes for the rest."""
     total = _measure(p) if budgeted else 0
@@ -402,12 +452,13 @@ def _over_budget(
     deletable, kept = _still_deletable(p.root, budgeted, max_age, now)
     notes.extend(kept)
     chosen = []
-    for d in deletable:
+    for c in deletable:
+        project = c.deletion.project
         if total <= p.budget.max_bytes:
-            notes.append(Note(d.project.label(), "not deleted: the budget is met without it"))
+            notes.append(Note(project.label(), "not deleted: the budget is met without it"))
             continue
-        chosen.append(d)
-        total -= sum(dbfiles.family_size(db.path) for db in d.project.databases)
+        chosen.append(c)
+        total -= sum(dbfiles.family_size(db.path) for db in project.databases)
     return chosen
 
 

@@ -21,7 +21,7 @@ _HEX = frozenset("0123456789abcdef")
 
 # A database family renamed away by `apply` right before it is unlinked:
 # ``<name>.gc-<pid>`` and its sidecars (``<name>.gc-<pid>-wal`` …).
-TRASH_MARK = ".gc-"
+TRASH_MARK = dbfiles.TRASH_MARK
 _TRASH = re.compile(r"\.gc-(\d+)(?:-wal|-shm|-journal)?$")
 
 

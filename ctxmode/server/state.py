@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ctxmode import paths
+from ctxmode.db import identity
 from ctxmode.executor import BackgroundRuns
 from ctxmode.stats.record import Recorder
 from ctxmode.store import ContentStore
@@ -58,6 +59,7 @@ class ServerState:
     session_id: str = ""  # the session calls are counted under, set per call
     _store: ContentStore | None = None
     _store_lock: threading.RLock = field(default_factory=threading.RLock)
+    _store_file: tuple[int, int] | None = None  # (device, inode) of the file it opened
     _recorder: Recorder | None = None
     # One-time notices of knowledge-base heals, added to the next tool answer.
     _notices: list[str] = field(default_factory=list)
@@ -78,17 +80,22 @@ class ServerState:
 
     @contextmanager
     def store(self) -> Iterator[ContentStore]:
-        """The knowledge base, opened on first use and used by one thread at a time."""
+        """The knowledge base, opened on first use and used by one thread at a time.
+
+        Reopened when its file was deleted or replaced since (``ctxmode purge`` or gc
+        from another process, one os.stat per call): what this server indexes must land
+        in the file under the name, not in an unlinked one that vanishes when it exits.
+        """
         with self._store_lock:
+            if self._store is not None and identity(self._store.path) != self._store_file:
+                self.close_store()
             if self._store is None:
                 from ctxmode.security import load_policy, path_deny_check
 
                 deny = path_deny_check(load_policy(self.project_dir), self.project_dir)
-                self._store = ContentStore(
-                    self.project.adopt_legacy_content_db(),
-                    deny=deny,
-                    sweep_interval=SWEEP_INTERVAL_S,
-                )
+                path = self.project.adopt_legacy_content_db()
+                self._store = ContentStore(path, deny=deny, sweep_interval=SWEEP_INTERVAL_S)
+                self._store_file = identity(path)
             self._store.session_id = self.session_id
             try:
                 yield self._store

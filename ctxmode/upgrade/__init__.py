@@ -20,8 +20,21 @@ from ctxmode.upgrade.databases import DbStatus, Migrated, database_status, migra
 from ctxmode.upgrade.finishing import FINISH_ARGV, Finished, finish, finish_reason, run_finish
 from ctxmode.upgrade.install import PACKAGE, Facts, Install, current_install, detect
 from ctxmode.upgrade.records import Resetup, SetupRecord, resetup, setup_records
-from ctxmode.upgrade.releases import PYPI_TIMEOUT_S, PYPI_URL, latest_version, newer
-from ctxmode.upgrade.run import TOOL_ENV, TOOL_TIMEOUT_S, UpgradeFailed, run_command
+from ctxmode.upgrade.releases import (
+    PYPI_TIMEOUT_S,
+    PYPI_URL,
+    Latest,
+    latest_version,
+    newer,
+    probe,
+)
+from ctxmode.upgrade.run import (
+    TOOL_ENV,
+    TOOL_TIMEOUT_S,
+    IndexUnreachable,
+    UpgradeFailed,
+    run_command,
+)
 
 __all__ = [
     "FINISH_ARGV",
@@ -33,7 +46,9 @@ __all__ = [
     "DbStatus",
     "Facts",
     "Finished",
+    "IndexUnreachable",
     "Install",
+    "Latest",
     "Migrated",
     "Resetup",
     "SetupRecord",
@@ -48,6 +63,7 @@ __all__ = [
     "latest_version",
     "migrate",
     "newer",
+    "probe",
     "resetup",
     "run_command",
     "run_finish",

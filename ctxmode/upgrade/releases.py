@@ -2,6 +2,7 @@
 
 import json
 import re
+from typing import NamedTuple
 
 from ctxmode import __version__, settings
 
@@ -9,8 +10,34 @@ PYPI_URL = settings.PYPI_JSON
 PYPI_TIMEOUT_S = 3.0
 
 
-def latest_version(url: str | None = None, timeout: float = PYPI_TIMEOUT_S) -> str | None:
-    """The newest version on PyPI, or None when it cannot be told within `timeout`.
+class Latest(NamedTuple):
+    """What the package index said about ctxmode: its newest version, or why it could
+    not be asked (exactly one of the two is set)."""
+
+    version: str | None
+    problem: str | None
+
+
+def _why(exc: BaseException) -> str:
+    """A short reason for a failed look-up: the socket's own words, not urllib's wrapper."""
+    from urllib.error import HTTPError, URLError
+
+    if isinstance(exc, HTTPError):
+        return f"HTTP {exc.code} {exc.reason}".strip()
+    if isinstance(exc, URLError):
+        reason = exc.reason
+        if isinstance(reason, OSError) and reason.strerror:
+            return str(reason.strerror)
+        return str(reason)
+    if isinstance(exc, (ValueError, KeyError, TypeError)):
+        return f"an answer that is not PyPI's JSON ({type(exc).__name__})"
+    if isinstance(exc, OSError) and exc.strerror:
+        return str(exc.strerror)
+    return str(exc) or type(exc).__name__
+
+
+def probe(url: str | None = None, timeout: float = PYPI_TIMEOUT_S) -> Latest:
+    """Ask the package index for ctxmode's newest version, within `timeout`.
 
     Runs in a daemon thread joined with the timeout: urllib's timeout does not cover
     name resolution, and an offline machine must not wait for it.
@@ -18,21 +45,26 @@ def latest_version(url: str | None = None, timeout: float = PYPI_TIMEOUT_S) -> s
     import threading
 
     url = url or settings.pypi_url()
-    found: list[str] = []
+    found: list[Latest] = []
 
     def fetch() -> None:
         import urllib.request
 
         try:
             with urllib.request.urlopen(url, timeout=timeout) as response:
-                found.append(str(json.load(response)["info"]["version"]))
-        except Exception:  # offline, proxy, 404 (not published), bad JSON: all "unknown"
-            return
+                found.append(Latest(str(json.load(response)["info"]["version"]), None))
+        except Exception as exc:  # offline, proxy, 404 (not published), bad JSON
+            found.append(Latest(None, f"{url}: {_why(exc)}"))
 
     thread = threading.Thread(target=fetch, name="ctxmode-pypi", daemon=True)
     thread.start()
     thread.join(timeout + 0.5)
-    return found[0] if found else None
+    return found[0] if found else Latest(None, f"{url}: no answer within {timeout:g} seconds")
+
+
+def latest_version(url: str | None = None, timeout: float = PYPI_TIMEOUT_S) -> str | None:
+    """The newest version on PyPI, or None when it cannot be told within `timeout`."""
+    return probe(url, timeout).version
 
 
 # PEP 440's public version scheme with its alternative spellings (a local ``+label`` is

@@ -25,6 +25,14 @@ class UpgradeFailed(CtxError):
     code = "upgrade_failed"
 
 
+class IndexUnreachable(EnvironmentProblem):
+    """The package tool ran and changed nothing, and the package index could not be
+    asked: whether a newer ctxmode exists was never checked (exit 4, like a machine
+    that cannot upgrade itself)."""
+
+    code = "index_unreachable"
+
+
 def tool_environment() -> dict[str, str]:
     """The package tool's environment: this one, with prompts switched off."""
     return {**os.environ, **TOOL_ENV}

@@ -6,6 +6,8 @@ import json
 import sqlite3
 import sys
 import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
@@ -21,17 +23,51 @@ from ctxmode.store.schema import MIGRATIONS as CONTENT_MIGRATIONS
 OFFLINE = "http://127.0.0.1:9/pypi/ctxmode/json"  # the discard port: refused at once
 
 
+class _FakePyPI(BaseHTTPRequestHandler):
+    version = "99.0.0"
+
+    def do_GET(self) -> None:
+        body = json.dumps({"info": {"version": self.version}}).encode()
+        self.send_response(200)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+    def log_message(self, *args: object) -> None:
+        pass
+
+
+class _Newest(_FakePyPI):
+    version = upgrade.__version__
+
+
+@contextmanager
+def _pypi(handler: type[BaseHTTPRequestHandler]) -> Iterator[str]:
+    """A package index on 127.0.0.1 answering PyPI's JSON; yields its URL."""
+    server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{server.server_port}/pypi/ctxmode/json"
+    finally:
+        server.shutdown()
+        server.server_close()
+        thread.join()
+
+
 @pytest.fixture(autouse=True)
 def env(fake_host, tmp_path, monkeypatch):
-    """A fake home, ctxmode on PATH (for setup), PyPI out of reach, and a tool command
-    that only prints."""
+    """A fake home, ctxmode on PATH (for setup), a package index that knows no newer
+    ctxmode, and a tool command that only prints."""
     home = fake_host
-    monkeypatch.setenv("CTXMODE_PYPI_URL", OFFLINE)
-    _tool(monkeypatch, "print('upgraded by the tool')")
-    work = tmp_path / "cwd"
-    work.mkdir()
-    monkeypatch.chdir(work)
-    return home
+    with _pypi(_Newest) as url:
+        monkeypatch.setenv("CTXMODE_PYPI_URL", url)
+        _tool(monkeypatch, "print('upgraded by the tool')")
+        work = tmp_path / "cwd"
+        work.mkdir()
+        monkeypatch.chdir(work)
+        yield home
 
 
 def _tool(monkeypatch, code: str) -> None:
@@ -88,7 +124,8 @@ def _envelope(capsys, *argv: str) -> tuple[int, dict, str]:
 # --------------------------------------------------------------------------- --check
 
 
-def test_check_reports_everything_offline_and_changes_nothing(state, project, capsys):
+def test_check_reports_everything_offline_and_changes_nothing(state, project, monkeypatch, capsys):
+    monkeypatch.setenv("CTXMODE_PYPI_URL", OFFLINE)
     before = {p: p.read_bytes() for p in paths.data_root().rglob("*") if p.is_file()}
     code, doc, _ = _envelope(capsys, "--check")
     assert code == 0
@@ -118,30 +155,10 @@ def test_check_reports_everything_offline_and_changes_nothing(state, project, ca
     assert "latest:     unknown" in out and "claude-code" in out and "behind" in out
 
 
-class _FakePyPI(BaseHTTPRequestHandler):
-    def do_GET(self) -> None:
-        body = json.dumps({"info": {"version": "99.0.0"}}).encode()
-        self.send_response(200)
-        self.send_header("Content-Type", "application/json")
-        self.send_header("Content-Length", str(len(body)))
-        self.end_headers()
-        self.wfile.write(body)
-
-    def log_message(self, *args: object) -> None:
-        pass
-
-
 def test_check_shows_the_latest_version_when_pypi_answers(monkeypatch, capsys):
-    server = ThreadingHTTPServer(("127.0.0.1", 0), _FakePyPI)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    try:
-        monkeypatch.setenv("CTXMODE_PYPI_URL", f"http://127.0.0.1:{server.server_port}/json")
+    with _pypi(_FakePyPI) as url:
+        monkeypatch.setenv("CTXMODE_PYPI_URL", url)
         code, doc, _ = _envelope(capsys, "--check")
-    finally:
-        server.shutdown()
-        server.server_close()
-        thread.join()
     assert code == 0
     assert doc["data"]["latest"] == "99.0.0" and doc["data"]["update_available"] is True
 
@@ -187,6 +204,62 @@ def test_upgrade_human_output_ends_with_the_restart_advice(state, capsys):
     out = capsys.readouterr().out
     assert "migrated" in out and "Setup claude-code" in out
     assert out.rstrip().endswith("Restart your agents so they start the new ctxmode MCP server.")
+
+
+def test_an_unchanged_version_says_it_is_the_newest_when_the_index_answers(state, capsys):
+    assert main(["upgrade", "--yes"]) == 0
+    out = " ".join(capsys.readouterr().out.split())
+    assert f"{upgrade.__version__} (version unchanged: it is the newest release)" in out
+
+
+PIP_OFFLINE = (
+    "import sys\n"
+    'print("WARNING: Retrying (Retry(total=0, connect=None, read=None, redirect=None, '
+    "status=None)) after connection broken by 'NewConnectionError(\\\"Failed to establish a new "
+    'connection: [Errno 111] Connection refused\\")\': /simple/ctxmode/")\n'
+    "print('Requirement already satisfied: ctxmode in /site-packages')\n"
+)
+
+
+def test_an_unreachable_index_is_exit_4_not_an_unchanged_upgrade(state, monkeypatch, capsys):
+    """pip keeps what is installed and exits 0 when its index is out of reach: that is
+    not an upgrade to the same version, and must not read as one."""
+    monkeypatch.setenv("CTXMODE_PYPI_URL", OFFLINE)
+    _tool(monkeypatch, PIP_OFFLINE)
+    assert main(["upgrade", "--yes"]) == 4
+    captured = capsys.readouterr()
+    err = " ".join(captured.err.split())
+    assert "Upgraded" not in captured.out and "version unchanged" not in captured.out
+    assert f"ctxmode {upgrade.__version__} is still installed" in err
+    assert "could not be checked: the package index did not answer" in err
+    assert f"({OFFLINE}: Connection refused)" in err
+    assert "Restart your agents" not in captured.out
+
+    code, doc, _ = _envelope(capsys, "--yes")
+    assert code == 4 and doc["status"] == "error"
+    [error] = doc["errors"]
+    assert error["code"] == "index_unreachable" and "Connection refused" in error["message"]
+    assert doc["data"]["latest"] is None
+    assert doc["data"]["index_problem"] == f"{OFFLINE}: Connection refused"
+    assert doc["data"]["finish"]["version"] == upgrade.__version__  # the step after still ran
+
+
+def test_a_newer_release_the_tool_did_not_install_is_a_warning(state, monkeypatch, capsys):
+    with _pypi(_FakePyPI) as url:
+        monkeypatch.setenv("CTXMODE_PYPI_URL", url)
+        assert main(["upgrade", "--yes"]) == 0
+    captured = capsys.readouterr()
+    assert f"{upgrade.__version__} (version unchanged)." in " ".join(captured.out.split())
+    err = " ".join(captured.err.split())
+    assert "the package index offers ctxmode 99.0.0, but the upgrade left" in err
+
+
+def test_a_changed_version_does_not_ask_the_index(state, monkeypatch, capsys):
+    monkeypatch.setenv("CTXMODE_PYPI_URL", OFFLINE)
+    monkeypatch.setattr(upgrade, "__version__", "0.0.1")  # the finish step reports the real one
+    monkeypatch.setattr("ctxmode.cli.commands.upgrade.__version__", "0.0.1")
+    code, doc, _ = _envelope(capsys, "--yes")
+    assert code == 0 and doc["data"]["index_problem"] is None
 
 
 def test_finish_alone_migrates_and_reports(state, capsys):

@@ -113,5 +113,6 @@ def _warn_live_servers(root: Path, folder: Path) -> None:
     if held:
         output.warn(
             f"process(es) {', '.join(map(str, sorted(held)))} still have this project's "
-            "databases open; restart them (or the agent) so they start afresh"
+            "databases open: a ctxmode server opens the new ones at its next call; restart "
+            "anything else that holds them (or the agent)"
         )

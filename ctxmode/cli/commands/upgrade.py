@@ -13,7 +13,7 @@ from ctxmode.cli.options import JsonOpt
 from ctxmode.errors import UsageError
 
 if TYPE_CHECKING:  # the upgrade module loads only when this command runs
-    from ctxmode.upgrade import Finished, Install
+    from ctxmode.upgrade import Finished, IndexUnreachable, Install, Latest
 
 
 def upgrade(
@@ -49,7 +49,9 @@ def upgrade(
     (nothing was changed); 1 when the upgrade or the step after it
     failed; 2 without a terminal and without --yes; 4 when ctxmode cannot
     upgrade itself (an externally managed Python, PEP 668; an install
-    from a local directory or archive; a source tree).
+    from a local directory or archive; a source tree), and when the
+    version did not change and the package index could not be reached
+    (nothing newer could be checked; the error says why).
 
     Example: ctxmode upgrade --check
     """
@@ -80,24 +82,74 @@ def upgrade(
     else:
         up.run_command(install, sys.stderr)
     done = up.run_finish(after_upgrade=not install.development)
+    latest = _looked_up(install, done)
+    unchecked = _unchecked(latest)
     if json_:
-        output.emit_json(
-            {
-                "upgraded_from": __version__,
-                "method": install.method,
-                "command": install.command,
-                "detail": install.detail,
-                "package_step": "skipped" if install.development else "ran",
-                "finish": done,
-            }
-        )
-        return
-    if not install.development:
-        new = done["version"]
-        change = f"{__version__} → {new}" if new != __version__ else f"{new} (version unchanged)"
-        output.stdout.print(f"Upgraded ctxmode with {install.method}: {change}.")
+        data = {
+            "upgraded_from": __version__,
+            "method": install.method,
+            "command": install.command,
+            "detail": install.detail,
+            "package_step": "skipped" if install.development else "ran",
+            "latest": None if latest is None else latest.version,
+            "index_problem": None if latest is None else latest.problem,
+            "finish": done,
+        }
+        if unchecked is None:
+            output.emit_json(data)
+            return
+        error = {"code": unchecked.code, "message": str(unchecked)}
+        output.emit_json(data, exit_code=unchecked.exit_code, errors=[error])
+        raise typer.Exit(unchecked.exit_code)
+    if not install.development and unchecked is None:
+        output.stdout.print(f"Upgraded ctxmode with {install.method}: {_change(done, latest)}.")
     _render_finish(done)
+    if unchecked is not None:
+        output.error(str(unchecked), unchecked.code, unchecked.exit_code)
+        raise typer.Exit(unchecked.exit_code)
     output.stdout.print("Restart your agents so they start the new ctxmode MCP server.")
+
+
+def _looked_up(install: "Install", done: dict[str, Any]) -> "Latest | None":
+    """What the package index says, asked only when the package step ran and left this
+    version installed: was there nothing newer, or could nothing be checked? (A tool
+    that cannot reach its index may still exit 0: pip keeps what is installed.)"""
+    if install.development or done["version"] != __version__:
+        return None
+    from ctxmode import upgrade as up
+
+    return up.probe()
+
+
+def _unchecked(latest: "Latest | None") -> "IndexUnreachable | None":
+    """The error for an upgrade that changed nothing because the index was out of reach."""
+    if latest is None or latest.problem is None:
+        return None
+    from ctxmode import upgrade as up
+
+    return up.IndexUnreachable(
+        f"ctxmode {__version__} is still installed, and whether a newer version exists "
+        f"could not be checked: the package index did not answer ({latest.problem}). "
+        "Check the network or proxy (CTXMODE_PYPI_URL names the index asked), then run "
+        "ctxmode upgrade again."
+    )
+
+
+def _change(done: dict[str, Any], latest: "Latest | None") -> str:
+    """The version line's end: old → new, or why the version did not change."""
+    from ctxmode import upgrade as up
+
+    new = done["version"]
+    if new != __version__:
+        return f"{__version__} → {new}"
+    if latest is not None and latest.version is not None and up.newer(latest.version, new):
+        output.warn(
+            f"the package index offers ctxmode {latest.version}, but the upgrade left {new} "
+            "installed: the index the tool uses may lag behind, or the new release may not "
+            "support this Python"
+        )
+        return f"{new} (version unchanged)"
+    return f"{new} (version unchanged: it is the newest release)"
 
 
 def _confirm(install: "Install", yes: bool) -> bool:
