@@ -148,7 +148,7 @@ class _Clock:
         self._watcher: threading.Thread | None = None
         self.fired: FetchError | None = None  # what the watcher ended the fetch for
 
-    def _over(self) -> FetchError | None:
+    def overdue(self) -> FetchError | None:
         if self._cancel is not None and self._cancel.is_set():
             return FetchCancelledError("fetch cancelled")
         if time.monotonic() >= self.deadline:
@@ -163,7 +163,7 @@ class _Clock:
         Raises:
             FetchTimeoutError, FetchCancelledError: none are left, or the caller cancelled.
         """
-        over = self.fired or self._over()
+        over = self.fired or self.overdue()
         if over is not None:
             raise over
         return self.deadline - time.monotonic()
@@ -186,7 +186,7 @@ class _Clock:
             _shut(sock)
 
     def _watch(self) -> None:
-        while (over := self._over()) is None:
+        while (over := self.overdue()) is None:
             if self._finished.wait(self._slice()):
                 return
         with self._lock:
@@ -499,6 +499,11 @@ def _mapped(
     except ssl.SSLError as exc:
         raise TlsError(f"TLS error with {where}: {exc.reason or exc}") from exc
     except TimeoutError as exc:
+        # A read whose timeout ran out with the fetch's own time: the total limit, not a
+        # slow read (the clock's watcher may not have woken up yet).
+        over = clock.fired or clock.overdue()
+        if over is not None:
+            raise over from exc
         raise FetchTimeoutError(f"timed out talking to {where}") from exc
     except http.client.HTTPException as exc:
         raise ConnectError(f"bad HTTP response from {where}: {exc!r}") from exc
