@@ -1,4 +1,4 @@
-"""Query handling that needs no database: parsing, FTS5 expressions, reranking, snippets.
+"""Query handling that needs no database: parsing, FTS5 expressions, matching in text.
 
 User text never reaches ``MATCH`` as syntax: it is cut into terms (words, dotted or
 snake_case identifiers, CJK runs) and each term is emitted as a quoted FTS5 phrase, so
@@ -6,6 +6,7 @@ operators, quotes, colons and parentheses in a query are just characters.
 """
 
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from ctxmode.store.text import CJK_RUN, QUERY_NOISE, SYNONYMS, cjk_bigrams, has_cjk
@@ -46,6 +47,15 @@ class ParsedQuery:
     phrases: list[str] = field(default_factory=list)
     # Dotted references as written (difflib.sequencematcher, os.path.join).
     references: list[str] = field(default_factory=list)
+
+
+# What a question in words does not hold: code, paths, quoted or bracketed text.
+_CODEISH = re.compile(r"[:()\[\]{}<>=_\"`/\\]|[a-z][A-Z]|\w\.\w")
+
+
+def is_question(parsed: "ParsedQuery") -> bool:
+    """A question in a user's words (three or more terms, nothing like code in it)."""
+    return len(parsed.terms) >= 3 and not parsed.references and not _CODEISH.search(parsed.raw)
 
 
 def quote_phrase(text: str) -> str:
@@ -175,6 +185,79 @@ def term_patterns(term: Term, extra: tuple[str, ...] = ()) -> list[str]:
     return out
 
 
+def stems(word: str) -> set[str]:
+    """`word` and the prefixes its inflections share (``cached`` → ``cach``, matching
+    ``cache`` and ``caching``; ``directories`` → ``director``)."""
+    out = {word}
+    if len(word) > 6:
+        out.add(word[: max(4, len(word) - 3)])  # connection → connect
+    for suffix, keep in (("ies", 3), ("ing", 4), ("ed", 3), ("es", 3), ("ly", 4), ("s", 3)):
+        if word.endswith(suffix) and len(word) - len(suffix) >= keep:
+            if suffix == "s" and word[-2] in "su":  # class, status
+                continue
+            if suffix == "es" and not (word[-3] in "sxz" or word[-4:-2] in ("ch", "sh")):
+                continue  # names → name (by "s"), not nam
+            stem = word[: -len(suffix)]
+            if suffix in ("ing", "ed") and len(stem) > 3 and stem[-1] == stem[-2]:
+                stem = stem[:-1]  # stopped → stop, running → run
+            out.add(stem)
+            break
+    return out
+
+
+# A word starts here: after a non-alphanumeric, or at a camelCase / ACRONYMWord boundary.
+_WORD_START = r"(?:(?<![A-Za-z0-9])|(?<=[a-z0-9])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a-z]))"
+
+
+def _word_alternatives(words: Sequence[str]) -> list[str]:
+    out: set[str] = set()
+    for word in words:
+        if not word:
+            continue
+        parts = [p for p in _SPLIT.split(word.lower()) if p]
+        if len(parts) > 1:  # snake_case as written, or its camelCase / spaced spellings
+            out.add(r"[\W_]?".join(re.escape(p) for p in parts))
+        else:
+            out.update(re.escape(s) for s in stems(word.lower()))
+    return sorted(out, key=len, reverse=True)
+
+
+def word_matcher(words: Sequence[str]) -> re.Pattern[str] | None:
+    """Matches any of `words` (or their stems) where a word, or a camelCase / snake_case
+    part of one, starts: ``size`` in ``get_terminal_size`` and ``getTerminalSize``, not in
+    ``oversize``. Case-insensitive for the word, case-aware for the boundary."""
+    alternatives = _word_alternatives(words)
+    if not alternatives:
+        return None
+    return re.compile(_WORD_START + "(?i:" + "|".join(alternatives) + ")")
+
+
+def term_matchers(
+    term: Term, extra: tuple[str, ...] = ()
+) -> tuple[re.Pattern[str], re.Pattern[str] | None]:
+    """(the term itself with its stems and synonyms, the words it was expanded to)."""
+    if term.cjk:
+        own = re.compile(re.escape(term.text))
+    else:
+        own = word_matcher(_own_words(term)) or re.compile(re.escape(term.text))
+    return own, word_matcher(extra) if extra else None
+
+
+def _own_words(term: Term) -> list[str]:
+    return [term.literal] if term.literal else [term.text, *term.synonyms]
+
+
+def pair_matcher(first: Term, second: Term) -> re.Pattern[str] | None:
+    """Two consecutive query terms written next to each other, in order (``logging
+    error`` in ``--- Logging error ---``, ``temporary directory`` in ``TemporaryDirectory``)."""
+    if first.cjk or second.cjk:
+        return None
+    a, b = _word_alternatives(_own_words(first)), _word_alternatives(_own_words(second))
+    return re.compile(
+        _WORD_START + "(?i:" + "|".join(a) + r")[^\W_]*[\W_]{0,3}(?i:" + "|".join(b) + ")"
+    )
+
+
 def _positions(haystack: str, needle: str) -> list[int]:
     out: list[int] = []
     start = haystack.find(needle)
@@ -237,68 +320,9 @@ def adjacent_pairs(text: str, needles: list[list[str]], gap: int = 30) -> int:
     return total
 
 
-# --------------------------------------------------------------------------- snippets
+# --------------------------------------------------------------------------- excerpts
 
-SNIPPET_MAX = 1500
-SNIPPET_TARGET = 500
-_LINE_CAP = 300
-
-
-def _clip_line(line: str, lowered: str, needles: list[str]) -> str:
-    """A long line cut to a window around its first match."""
-    if len(line) <= _LINE_CAP:
-        return line
-    at = min((lowered.find(n) for n in needles if n and n in lowered), default=0)
-    begin = max(0, at - _LINE_CAP // 3)
-    return ("\u2026" if begin else "") + line[begin : begin + _LINE_CAP - 2] + "\u2026"
-
-
-def snippet(
-    content: str, needles: list[str], max_chars: int = SNIPPET_MAX, target: int = SNIPPET_TARGET
-) -> str:
-    """The lines of `content` holding matches, widened by neighbouring lines up to `target`.
-
-    Content within `target` characters is returned whole; nothing exceeds `max_chars`.
-    Lines are clipped around their match; gaps are marked with ``…``.
-    """
-    target = min(target, max_chars)
-    if len(content) <= target:
-        return content
-    lines = content.split("\n")
-    lowered = [line.lower() for line in lines]
-    weight = [sum(1 for n in needles if n and n in low) for low in lowered]
-    hits = [i for i, w in enumerate(weight) if w]
-    if not hits:
-        head = content[: target - 1]
-        return head[: head.rfind("\n")] + "\n\u2026" if "\n" in head else head + "\u2026"
-
-    def cost(i: int) -> int:
-        return min(len(lines[i]), _LINE_CAP) + 1
-
-    keep: set[int] = set()
-    budget = target
-    # The best matched lines first (most distinct needles, then earliest), then context.
-    for i in sorted(hits, key=lambda i: (-weight[i], i)):
-        if keep and cost(i) > budget:
-            continue
-        keep.add(i)
-        budget -= cost(i)
-    for radius in (1, 2):
-        for i in sorted(keep):
-            for j in (i - radius, i + radius):
-                if 0 <= j < len(lines) and j not in keep and cost(j) <= budget:
-                    keep.add(j)
-                    budget -= cost(j)
-    out: list[str] = []
-    previous = -1
-    for i in sorted(keep):
-        if i != previous + 1:
-            out.append("\u2026")
-        out.append(_clip_line(lines[i], lowered[i], needles))
-        previous = i
-    if previous < len(lines) - 1:
-        out.append("\u2026")
-    return "\n".join(out)[:max_chars]
+SNIPPET_MAX = 1500  # characters, the most a hit's excerpt may hold (see `excerpt`)
 
 
 def has_cjk_query(raw: str) -> bool:

@@ -9,8 +9,11 @@ terms. The weights were set on a judged query set and checked on a held-out one
 """
 
 import re
+from bisect import bisect_right
+from collections.abc import Sequence
 
 from ctxmode.store import query as q
+from ctxmode.store.excerpt import Telling, head_lines
 
 W_TITLE_CODE = 0.6
 W_TITLE_PROSE = 0.3
@@ -24,6 +27,17 @@ W_VERBATIM = 1.0
 VERBATIM_MIN = 12
 W_PROXIMITY = 0.5
 W_ADJACENT = 0.25
+# Queries of MANY_TERMS or more terms (questions, pasted messages): rare terms.
+MANY_TERMS = 3
+W_RARE = 0.5
+W_WINDOW = 1.0
+W_SATURATED = 1.0
+K1 = 1.2
+AVERAGE_CHUNK = 1000  # characters
+W_HEAD = 1.0
+W_PRIVATE = 0.3
+_COUNT_MAX = 50
+_DEFINED = re.compile(r"\b(?:def|class|function|fn|func|method)\s+([\w$]+)")
 _LABEL_SPLIT = re.compile(r"[^\w]+|_")
 
 
@@ -35,15 +49,34 @@ class Scorer:
         parsed: q.ParsedQuery,
         extra: dict[str, tuple[str, ...]],
         corrections: dict[str, str],
+        idf: Sequence[float] = (),
     ) -> None:
         self.parsed = parsed
         self.terms = parsed.terms
         self.extra = extra
         self.corrections = corrections
         self.needles = [q.term_patterns(t, extra.get(t.text, ())) for t in self.terms]
-        self.flat = [n for group in self.needles for n in group]
-        self.literals = [t.literal for t in self.terms if t.literal]
+        # Each term's share of the query's weight: its IDF, or an equal share without one.
+        raw = list(idf) if len(idf) == len(self.terms) else [1.0] * len(self.terms)
+        total = sum(raw) or 1.0
+        self.weights = [w / total for w in raw]
+        # What an excerpt looks for: each term by its weight, two terms written together
+        # by their mean, a pasted message's word runs by the whole query's.
+        self.telling = [
+            Telling(w, *q.term_matchers(t, extra.get(t.text, ())))
+            for t, w in zip(self.terms, self.weights, strict=True)
+        ]
+        pairs = zip(self.terms, self.terms[1:], self.weights, self.weights[1:], strict=False)
+        for first, second, w1, w2 in pairs:
+            pair = q.pair_matcher(first, second)
+            if pair is not None:
+                self.telling.append(Telling((w1 + w2) / 2, pair, term=False))
         self.phrases = [q.phrase_pattern(p) for p in parsed.phrases]
+        self.telling += [
+            Telling(1.0, re.compile(p.pattern, re.I), term=False) for p in self.phrases
+        ]
+        self.literals = [t.literal for t in self.terms if t.literal]
+        self.question = q.is_question(parsed)
         # Pasted text (several words) found as-is; a lone identifier is the references' job.
         words = parsed.raw.lower().split()
         verbatim = " ".join(words) if len(words) > 1 else ""
@@ -52,23 +85,69 @@ class Scorer:
         # chunk producing the message is the answer, so resolving it counts for less.
         self.resolve_weight = W_RESOLVED if len(self.terms) <= 3 else W_RESOLVED / 2
 
+    def _telling_terms(self, content: str, title: str) -> float:
+        """What the rare terms of a query of several words say about a chunk.
+
+        Reading each term where a word or a camelCase / snake_case part starts, in its
+        inflected forms: the weight of the terms present (so a chunk holding the rare
+        words beats one repeating common ones), the weight held by the best three
+        consecutive lines (the terms of an answer sit together), their occurrences
+        saturating as in BM25, and, for a question in words, the weight the chunk's head
+        (signature, docstring summary, heading) holds, and a private helper's
+        definition counting for less than a public one.
+        """
+        tells = self.telling[: len(self.terms)]
+        starts = _line_starts(content)
+        counts = [0] * len(tells)
+        lines: dict[int, set[int]] = {}
+        for k, tell in enumerate(tells):
+            for matcher in tell.matchers:
+                for count, found in enumerate(matcher.finditer(content), 1):
+                    lines.setdefault(bisect_right(starts, found.start()) - 1, set()).add(k)
+                    counts[k] = count
+                    if count >= _COUNT_MAX:
+                        break
+                if counts[k]:
+                    break  # the words a term was expanded to: only where it is absent
+        weights = self.weights
+        in_title = [any(m.search(title) for m in tell.matchers) for tell in tells]
+        present = sum(w for w, n, t in zip(weights, counts, in_title, strict=True) if n or t)
+        window = 0.0
+        for i in lines:
+            held = lines[i] | lines.get(i + 1, set()) | lines.get(i + 2, set())
+            window = max(window, sum(weights[k] for k in held))
+        length = 0.25 + 0.75 * len(content) / AVERAGE_CHUNK
+        saturated = sum(w * n / (n + K1 * length) for w, n in zip(weights, counts, strict=True))
+        score = W_RARE * present + W_WINDOW * window + W_SATURATED * saturated
+        if self.question:
+            head = head_lines(content.split("\n", 12)[:12])
+            score += W_HEAD * sum(
+                weights[k] for k in set().union(*(lines.get(i, set()) for i in head))
+            )
+            if _private(title):
+                score -= W_PRIVATE
+        return score
+
     def score(self, fused: float, label: str, title: str, content: str, kind: str) -> float:
         """`fused` is the chunk's fused rank score normalised to the best one (0..1]."""
         terms, needles, references = self.terms, self.needles, self.parsed.references
+        original, heading = content, title
         content = content.lower()
         title = title.lower()
         # A term naming the file (textwrap in textwrap.dedent) is present by location.
         place = set(_LABEL_SPLIT.split(label.lower()))
         in_place = [t.text in place for t in terms]
-        present = sum(
-            1
-            for group, located in zip(needles, in_place, strict=True)
+        weights = self.weights
+        coverage = sum(
+            w
+            for w, group, located in zip(weights, needles, in_place, strict=True)
             if located or any(n in content or n in title for n in group)
         )
-        coverage = present / len(needles)
-        title_hits = sum(1 for group in needles if any(n in title for n in group))
+        title_hits = sum(
+            w for w, group in zip(weights, needles, strict=True) if any(n in title for n in group)
+        )
         weight = W_TITLE_CODE if kind == "code" else W_TITLE_PROSE
-        score = fused + coverage + weight * title_hits / len(needles)
+        score = fused + coverage + weight * title_hits
         score += W_PLACE * sum(in_place) / len(terms)
         names = q.definition_names(title)
         if names:
@@ -87,12 +166,29 @@ class Scorer:
         if self.phrases:
             found = sum(1 for p in self.phrases if p.search(content))
             score += W_PHRASE * found / len(self.phrases)
-        if len(needles) > 1 and coverage == 1.0:
+        if len(terms) >= MANY_TERMS:
+            score += self._telling_terms(original, heading)
+        if len(needles) > 1 and coverage > 0.999:
             span = q.min_span(content, needles)
             if span is not None:
                 score += W_PROXIMITY / (1 + span / 80)
             score += W_ADJACENT * min(1.0, q.adjacent_pairs(content, needles) / 4)
         return score
+
+
+def _line_starts(text: str) -> list[int]:
+    starts = [0]
+    at = text.find("\n")
+    while at != -1:
+        starts.append(at + 1)
+        at = text.find("\n", at + 1)
+    return starts
+
+
+def _private(title: str) -> bool:
+    """The definition a code chunk's title ends with is private (``def _helper``)."""
+    names = _DEFINED.findall(title)
+    return bool(names) and names[-1].startswith("_") and names[-1] != "__init__"
 
 
 def _name_match(

@@ -38,6 +38,7 @@ from ctxmode import db, dbfiles
 from ctxmode.errors import CtxError, DiskFullError, InputError, StoreError
 from ctxmode.store import query as q
 from ctxmode.store.chunking import Chunk
+from ctxmode.store.excerpt import excerpt
 from ctxmode.store.files import MAX_FILE_BYTES, FileText, printable_path, read_text_file
 from ctxmode.store.kinds import chunk_text, kind_for_name
 from ctxmode.store.ranking import Scorer
@@ -49,6 +50,7 @@ from ctxmode.store.text import (
     vocabulary,
 )
 from ctxmode.store.vocab import Vocabulary
+from ctxmode.store.weights import TermWeights
 
 RRF_K = 60
 FETCH_MIN = 30
@@ -421,6 +423,7 @@ class ContentStore:
         self._con = self._open()
         self._identity = None if self._in_memory else db.identity(self.path)
         self._vocabulary = Vocabulary(self._con)
+        self._weights = TermWeights(self._con)
 
     @property
     def _in_memory(self) -> bool:
@@ -1123,6 +1126,7 @@ class ContentStore:
                 found = self._ranked(q.or_expr(groups), *args)
             lists.append((layer, found))
 
+        idf = self._weights.idf(groups) if len(groups) > 1 else [1.0]
         fused: dict[int, float] = {}
         first_layer: dict[int, str] = {}
         for layer, ids in lists:
@@ -1134,7 +1138,7 @@ class ContentStore:
         # Sources whose file a Read rule now denies are neither re-read nor served.
         hidden = frozenset(report.denied)
         hits = self._rerank(
-            parsed, fused, first_layer, extra, corrections, hidden, limit, snippet_chars
+            parsed, fused, first_layer, extra, corrections, idf, hidden, limit, snippet_chars
         )
         return SearchResult(query, hits, corrections, report)
 
@@ -1145,6 +1149,7 @@ class ContentStore:
         first_layer: dict[int, str],
         extra: dict[str, tuple[str, ...]],
         corrections: dict[str, str],
+        idf: list[float],
         hidden: frozenset[str],
         limit: int,
         snippet_chars: int,
@@ -1161,7 +1166,7 @@ class ContentStore:
                 ids,
             )
         }
-        scorer = Scorer(parsed, extra, corrections)
+        scorer = Scorer(parsed, extra, corrections, idf)
         top = max(fused.values())
         scored: list[tuple[float, int]] = []
         for cid, rrf in fused.items():
@@ -1183,7 +1188,7 @@ class ContentStore:
                     content_type=row["content_type"],
                     layer=first_layer[cid],
                     score=round(score, 4),
-                    snippet=q.snippet(row["content"], scorer.flat, snippet_chars),
+                    snippet=excerpt(row["content"], scorer.telling, max_chars=snippet_chars),
                     chunk_id=cid,
                     file_path=row["file_path"],
                     start_line=row["start_line"],

@@ -1,4 +1,4 @@
-"""Query parsing, reranking signals and snippets (ctxmode.store.query), no database."""
+"""Query parsing, reranking signals and matching in text (ctxmode.store.query), no database."""
 
 import re
 
@@ -86,50 +86,6 @@ def test_min_span_accepts_any_alternative_of_a_term():
     assert q.min_span(text, [["useeff", "useeffect"], ["cleanup"]]) == len(text)
 
 
-# --------------------------------------------------------------------------- snippets
-
-
-def test_snippet_returns_short_content_whole():
-    content = "line one\nline two\nline three"
-    assert q.snippet(content, ["nothing"], 200) == content
-
-
-def test_snippet_of_long_content_keeps_matching_lines_and_marks_gaps():
-    lines = [f"filler line number {i} with some padding text" for i in range(200)]
-    lines[120] = "the NEEDLE lives here"
-    content = "\n".join(lines)
-    out = q.snippet(content, ["needle"], 400)
-    assert len(out) <= 400
-    assert "the NEEDLE lives here" in out
-    assert out.startswith("\u2026")
-    assert out.endswith("\u2026")
-    assert "filler line number 0 " not in out
-
-
-def test_snippet_prefers_lines_holding_more_terms():
-    lines = [f"padding {i} " + "p" * 60 for i in range(100)]
-    lines[10] = "alpha only here"
-    lines[80] = "alpha and beta together"
-    out = q.snippet("\n".join(lines), ["alpha", "beta"], 30)
-    assert "alpha and beta together" in out
-    assert "alpha only here" not in out
-
-
-def test_snippet_without_a_match_is_a_prefix_with_an_ellipsis():
-    content = "abcdefghij" * 100
-    out = q.snippet(content, ["zzz"], 50)
-    assert len(out) <= 50
-    assert out.endswith("\u2026")
-    assert content.startswith(out[:-1])
-
-
-def test_snippet_windows_an_overlong_line_around_the_match():
-    line = "a" * 2000 + " MATCH " + "b" * 2000
-    out = q.snippet(line + "\nsecond line", ["match"], 500)
-    assert "MATCH" in out
-    assert len(out) <= 500
-
-
 def test_pasted_message_keeps_its_word_runs_as_phrases():
     parsed = q.parse_query(
         "JSONDecodeError: Expecting property name enclosed in double quotes: line 1 column 2"
@@ -145,3 +101,37 @@ def test_definition_names_come_from_code_titles_only():
     }
     assert q.definition_names("func Client.Do") == {"client.do", "client", "do"}
     assert q.definition_names("Guide > Connection pool") == set()
+
+
+# --------------------------------------------------------------------------- matching words
+
+
+def test_a_word_matches_where_a_word_or_an_identifier_part_starts():
+    size = q.word_matcher(["size"])
+    assert size is not None
+    for text in ("get_terminal_size", "getTerminalSize", "HTTPSize", "Size", "sizes"):
+        assert size.search(text), text
+    assert not size.search("oversize")
+
+
+def test_a_compound_identifier_matches_in_any_case_style():
+    name = q.word_matcher(["get_user_name"])
+    assert name is not None
+    for text in ("getUserName", "get_user_name", "get user name", "GET-USER-NAME"):
+        assert name.search(text), text
+    assert not name.search("forget_user_name")
+
+
+def test_stems_cover_inflections_without_overreaching():
+    assert {"cach"} <= q.stems("cached")
+    assert {"director"} <= q.stems("directories")
+    assert {"stop"} <= q.stems("stopped")
+    assert {"name"} <= q.stems("names") and "nam" not in q.stems("names")
+    assert q.stems("class") == {"class"}
+
+
+def test_question_in_words_is_told_from_code_and_messages():
+    assert q.is_question(q.parse_query("make the terminal beep to get the user's attention"))
+    assert not q.is_question(q.parse_query("zipfile.BadZipFile: File is not a zip file"))
+    assert not q.is_question(q.parse_query("get_terminal_size fallback"))
+    assert not q.is_question(q.parse_query("terminal size"))  # too few terms

@@ -82,3 +82,69 @@ def test_module_named_in_the_query_prefers_chunks_of_that_file(store):
     store.index_text("def join(a, *p):\n    return a + '\\\\'.join(p)\n", "lib/ntpath.py")
     assert _first(store, "ntpath join")[0] == "lib/ntpath.py"
     assert _first(store, "posixpath join")[0] == "lib/posixpath.py"
+
+
+def _background(store: ContentStore, n: int = 30) -> None:
+    """Chunks using the common words of the tests below, so that they are common."""
+    for i in range(n):
+        store.index_text(
+            f"def helper_{i}(path):\n    value = get(path)\n    return file_value(value)\n",
+            f"lib/helper_{i}.py",
+        )
+
+
+def test_rare_terms_covered_beat_common_words_repeated(store):
+    _background(store)
+    store.index_text(
+        "def read_all(path):\n"
+        + "    value = get_file(path).value  # get the file value at path\n" * 12
+        + "    return value\n",
+        "lib/reader.py",
+    )
+    store.index_text(
+        "def verify(blob, digest):\n"
+        "    '''Compare the checksum of a download with the published digest.'''\n"
+        "    if sha256(blob) != digest:\n"
+        "        raise IntegrityError('checksum mismatch')\n",
+        "lib/verify.py",
+    )
+    # No chunk holds every term; the decoy holds more of them (file, value, path), the
+    # answer the rare ones (checksum, mismatch).
+    query = "how do I get the file value at a path when the checksum has a mismatch"
+    hit = store.search(query).hits[0]
+    assert hit.source == "lib/verify.py"
+    assert "checksum mismatch" in hit.snippet
+
+
+def test_the_excerpt_shows_the_line_with_the_rare_term(store):
+    _background(store)
+    body = ["def configure(options):"]
+    body += [f"    value_{i} = options.get('file_{i}')  # get the file value" for i in range(40)]
+    body.insert(30, "    timeout = options.get('handshake_timeout', 10)  # TLS handshake limit")
+    store.index_text("\n".join(body) + "\n", "lib/config.py")
+    hit = store.search("get the file value for the handshake").hits[0]
+    assert "handshake_timeout" in hit.snippet
+    assert len(hit.snippet.encode("utf-8")) <= 600
+
+
+def test_question_words_and_filler_do_not_rank(store):
+    store.index_text("# Caching\n\nHow do I make it what it is? Do I? What do I make?\n", "faq.md")
+    store.index_text(
+        "# Invalidation\n\nSend Cache-Control headers so stale pages expire.\n", "c.md"
+    )
+    assert _first(store, "how do I make stale pages expire")[0] == "c.md"
+
+
+def test_an_identifier_query_still_finds_its_definition_first(store):
+    _background(store)
+    store.index_text(
+        "def get_terminal_size(fallback=(80, 24)):\n    '''Get the size of the terminal.'''\n",
+        "lib/shutil.py",
+    )
+    store.index_text(
+        "def report():\n    size = get_terminal_size()\n    print(size, 'terminal size')\n",
+        "lib/report.py",
+    )
+    assert _first(store, "get_terminal_size") == ("lib/shutil.py", "def get_terminal_size")
+    assert _first(store, "shutil.get_terminal_size") == ("lib/shutil.py", "def get_terminal_size")
+    assert _first(store, "get_terminal_sise") == ("lib/shutil.py", "def get_terminal_size")
