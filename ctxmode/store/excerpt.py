@@ -28,9 +28,12 @@ shown at or below those of the earlier 500-character snippets on every set and k
 Chunks of up to `WHOLE_BYTES` are shown whole.
 """
 
-import re
+from bisect import bisect_right
 from collections.abc import Sequence
 from dataclasses import dataclass
+from itertools import accumulate
+
+from ctxmode.store.query import Matcher
 
 EXCERPT_BYTES = 600
 WHOLE_BYTES = 500  # a chunk this small is shown whole
@@ -44,12 +47,12 @@ class Telling:
     matcher of the words it was expanded to (used only where the term itself is absent)."""
 
     weight: float
-    own: re.Pattern[str]
-    extra: re.Pattern[str] | None = None
+    own: Matcher
+    extra: Matcher | None = None
     term: bool = True  # a query term (not two terms together, not a phrase)
 
     @property
-    def matchers(self) -> tuple[re.Pattern[str], ...]:
+    def matchers(self) -> tuple[Matcher, ...]:
         return (self.own,) if self.extra is None else (self.own, self.extra)
 
 
@@ -87,16 +90,17 @@ def excerpt(
     if len(content.encode("utf-8")) <= min(budget, WHOLE_BYTES):
         return content
     lines = content.split("\n")
-    # Which terms each line holds, and where the rarest of them sits (to clip around).
+    starts = list(accumulate((len(line) + 1 for line in lines[:-1]), initial=0))
+    lowered = content.lower()
+    # Which terms each line holds, and where in the line (to clip a long line around).
     held: list[dict[int, int]] = [{} for _ in lines]
     for k, term in enumerate(terms):
         matcher = term.own
-        if term.extra is not None and not term.own.search(content):
+        if term.extra is not None and term.own.first(content, lowered) is None:
             matcher = term.extra
-        for i, line in enumerate(lines):
-            found = matcher.search(line)
-            if found:
-                held[i][k] = found.start()
+        for at in matcher.starts(content, lowered):
+            i = bisect_right(starts, at) - 1
+            held[i].setdefault(k, at - starts[i])
     hits = [i for i in range(len(lines)) if held[i]]
     if not hits:
         return _head(content, budget)[:max_chars] if max_chars else _head(content, budget)

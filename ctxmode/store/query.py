@@ -6,7 +6,8 @@ operators, quotes, colons and parentheses in a query are just characters.
 """
 
 import re
-from collections.abc import Sequence
+from bisect import bisect_right
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 
 from ctxmode.store.text import CJK_RUN, QUERY_NOISE, SYNONYMS, cjk_bigrams, has_cjk
@@ -205,41 +206,136 @@ def stems(word: str) -> set[str]:
     return out
 
 
-# A word starts here: after a non-alphanumeric, or at a camelCase / ACRONYMWord boundary.
-_WORD_START = r"(?:(?<![A-Za-z0-9])|(?<=[a-z0-9])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a-z]))"
+def _starts_word(text: str, at: int) -> bool:
+    """A word starts at `at`: after a non-alphanumeric, or at a camelCase or ACRONYMWord
+    boundary."""
+    if at == 0:
+        return True
+    before, here = text[at - 1], text[at]
+    if not before.isalnum():
+        return True
+    if here.isupper() and (before.islower() or before.isdigit()):
+        return True
+    return here.isupper() and before.isupper() and text[at + 1 : at + 2].islower()
 
 
-def _word_alternatives(words: Sequence[str]) -> list[str]:
-    out: set[str] = set()
+class WordPattern:
+    """Words found where a word, or a camelCase / snake_case part of one, starts: ``size``
+    in ``get_terminal_size`` and ``getTerminalSize``, not in ``oversize``. Case-insensitive
+    for the words, case-aware for the boundary. Words (and their stems, which are
+    prefixes) are looked for with ``str.find`` in the lower-cased text, an `expression` (an
+    identifier's parts with any separator, a phrase) with ``re``; both only after a
+    substring test (`needles`, any of them or `every` one): most chunks hold none of a
+    query's words."""
+
+    __slots__ = ("_bounded", "_every", "_expression", "_words", "needles")
+
+    def __init__(
+        self,
+        words: Sequence[str] = (),
+        expression: str = "",
+        needles: Sequence[str] = (),
+        bounded: bool = True,
+        every: bool = False,
+    ) -> None:
+        # A word that starts with another one adds nothing: its matches are the other's.
+        kept = sorted(set(words), key=len)
+        self._words = tuple(
+            w for i, w in enumerate(kept) if not any(w.startswith(v) for v in kept[:i])
+        )
+        self._expression = expression
+        self._bounded = bounded
+        self._every = every
+        self.needles = (*self._words, *needles) if self._words else tuple(needles)
+
+    def starts(self, text: str, lowered: str | None = None) -> Iterator[int]:
+        """Where the matches in `text` start, in order; `lowered` is ``text.lower()``."""
+        low = text.lower() if lowered is None else lowered
+        held = (n in low for n in self.needles)
+        if not (all(held) if self._every else any(held)):
+            return
+        found: set[int] = set()
+        if len(low) == len(text):
+            for word in self._words:
+                at = low.find(word)
+                while at != -1 and len(found) < _FOUND_MAX:
+                    found.add(at)
+                    at = low.find(word, at + 1)
+        elif self._words:  # lower case changed the length: positions must come from `text`
+            plain = "|".join(re.escape(w) for w in self._words)
+            found.update(m.start() for m in re.compile(plain, re.I).finditer(text))
+        if self._expression:
+            found.update(m.start() for m in re.compile(self._expression, re.I).finditer(text))
+        for at in sorted(found):
+            if not self._bounded or _starts_word(text, at):
+                yield at
+
+    def first(self, text: str, lowered: str | None = None) -> int | None:
+        return next(self.starts(text, lowered), None)
+
+
+_FOUND_MAX = 200
+_JOINED = re.compile(r"[^\W_]+[\W_]{0,3}")
+
+
+class PairPattern:
+    """Two words written next to each other, in order, at most three separators apart
+    (``logging error`` in ``--- Logging error ---``, ``temporary directory`` in
+    ``TemporaryDirectory``)."""
+
+    __slots__ = ("_first", "_second", "needles")
+
+    def __init__(self, first: WordPattern, second: WordPattern) -> None:
+        self._first, self._second = first, second
+        self.needles = first.needles
+
+    def starts(self, text: str, lowered: str | None = None) -> Iterator[int]:
+        low = text.lower() if lowered is None else lowered
+        seconds = list(self._second.starts(text, low))
+        if not seconds:
+            return
+        for at in self._first.starts(text, low):
+            j = bisect_right(seconds, at)
+            if j < len(seconds) and _JOINED.fullmatch(text, at, seconds[j]):
+                yield at
+
+    def first(self, text: str, lowered: str | None = None) -> int | None:
+        return next(self.starts(text, lowered), None)
+
+
+Matcher = WordPattern | PairPattern
+
+
+def _word_alternatives(words: Sequence[str]) -> tuple[list[str], list[str]]:
+    """(plain words with their stems, expressions for identifiers of several parts)."""
+    plain: set[str] = set()
+    compound: set[str] = set()
     for word in words:
-        if not word:
-            continue
         parts = [p for p in _SPLIT.split(word.lower()) if p]
         if len(parts) > 1:  # snake_case as written, or its camelCase / spaced spellings
-            out.add(r"[\W_]?".join(re.escape(p) for p in parts))
-        else:
-            out.update(re.escape(s) for s in stems(word.lower()))
-    return sorted(out, key=len, reverse=True)
+            compound.add(r"[\W_]?".join(re.escape(p) for p in parts))
+        elif parts:
+            plain.update(stems(parts[0]))
+    return sorted(plain), sorted(compound)
 
 
-def word_matcher(words: Sequence[str]) -> re.Pattern[str] | None:
-    """Matches any of `words` (or their stems) where a word, or a camelCase / snake_case
-    part of one, starts: ``size`` in ``get_terminal_size`` and ``getTerminalSize``, not in
-    ``oversize``. Case-insensitive for the word, case-aware for the boundary."""
-    alternatives = _word_alternatives(words)
-    if not alternatives:
-        return None
-    return re.compile(_WORD_START + "(?i:" + "|".join(alternatives) + ")")
+def word_matcher(words: Sequence[str]) -> WordPattern | None:
+    """Matches any of `words` or their stems where a word or an identifier part starts."""
+    plain, compound = _word_alternatives(words)
+    if not compound:
+        return WordPattern(plain) if plain else None
+    # An identifier of several parts is only there if its longest part is.
+    longest = [max(_SPLIT.split(w.lower()), key=len) for w in words if _SPLIT.sub("", w)]
+    return WordPattern(plain, "|".join(compound), needles=longest)
 
 
 def term_matchers(
     term: Term, extra: tuple[str, ...] = ()
-) -> tuple[re.Pattern[str], re.Pattern[str] | None]:
+) -> tuple[WordPattern, WordPattern | None]:
     """(the term itself with its stems and synonyms, the words it was expanded to)."""
-    if term.cjk:
-        own = re.compile(re.escape(term.text))
-    else:
-        own = word_matcher(_own_words(term)) or re.compile(re.escape(term.text))
+    own = None if term.cjk else word_matcher(_own_words(term))
+    if own is None:
+        own = WordPattern([term.text], bounded=False)
     return own, word_matcher(extra) if extra else None
 
 
@@ -247,14 +343,18 @@ def _own_words(term: Term) -> list[str]:
     return [term.literal] if term.literal else [term.text, *term.synonyms]
 
 
-def pair_matcher(first: Term, second: Term) -> re.Pattern[str] | None:
-    """Two consecutive query terms written next to each other, in order (``logging
-    error`` in ``--- Logging error ---``, ``temporary directory`` in ``TemporaryDirectory``)."""
+def pair_matcher(first: Term, second: Term) -> PairPattern | None:
+    """Two consecutive query terms written next to each other, in order."""
     if first.cjk or second.cjk:
         return None
-    a, b = _word_alternatives(_own_words(first)), _word_alternatives(_own_words(second))
-    return re.compile(
-        _WORD_START + "(?i:" + "|".join(a) + r")[^\W_]*[\W_]{0,3}(?i:" + "|".join(b) + ")"
+    a, b = word_matcher(_own_words(first)), word_matcher(_own_words(second))
+    return PairPattern(a, b) if a is not None and b is not None else None
+
+
+def phrase_matcher(phrase: str) -> WordPattern:
+    """The words of `phrase` in order, whatever punctuation lies between them, any case."""
+    return WordPattern(
+        expression=phrase_pattern(phrase).pattern, needles=phrase.split(), every=True
     )
 
 

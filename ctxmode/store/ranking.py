@@ -36,7 +36,7 @@ K1 = 1.2
 AVERAGE_CHUNK = 1000  # characters
 W_HEAD = 1.0
 W_PRIVATE = 0.3
-_COUNT_MAX = 50
+_COUNT_MAX = 20  # occurrences of a term worth counting (they saturate)
 _DEFINED = re.compile(r"\b(?:def|class|function|fn|func|method)\s+([\w$]+)")
 _LABEL_SPLIT = re.compile(r"[^\w]+|_")
 
@@ -72,9 +72,7 @@ class Scorer:
             if pair is not None:
                 self.telling.append(Telling((w1 + w2) / 2, pair, term=False))
         self.phrases = [q.phrase_pattern(p) for p in parsed.phrases]
-        self.telling += [
-            Telling(1.0, re.compile(p.pattern, re.I), term=False) for p in self.phrases
-        ]
+        self.telling += [Telling(1.0, q.phrase_matcher(p), term=False) for p in parsed.phrases]
         self.literals = [t.literal for t in self.terms if t.literal]
         self.question = q.is_question(parsed)
         # Pasted text (several words) found as-is; a lone identifier is the references' job.
@@ -85,7 +83,7 @@ class Scorer:
         # chunk producing the message is the answer, so resolving it counts for less.
         self.resolve_weight = W_RESOLVED if len(self.terms) <= 3 else W_RESOLVED / 2
 
-    def _telling_terms(self, content: str, title: str) -> float:
+    def _telling_terms(self, content: str, lowered: str, title: str) -> float:
         """What the rare terms of a query of several words say about a chunk.
 
         Reading each term where a word or a camelCase / snake_case part starts, in its
@@ -102,16 +100,19 @@ class Scorer:
         lines: dict[int, set[int]] = {}
         for k, tell in enumerate(tells):
             for matcher in tell.matchers:
-                for count, found in enumerate(matcher.finditer(content), 1):
-                    lines.setdefault(bisect_right(starts, found.start()) - 1, set()).add(k)
+                for count, at in enumerate(matcher.starts(content, lowered), 1):
+                    lines.setdefault(bisect_right(starts, at) - 1, set()).add(k)
                     counts[k] = count
                     if count >= _COUNT_MAX:
                         break
                 if counts[k]:
                     break  # the words a term was expanded to: only where it is absent
         weights = self.weights
-        in_title = [any(m.search(title) for m in tell.matchers) for tell in tells]
-        present = sum(w for w, n, t in zip(weights, counts, in_title, strict=True) if n or t)
+        present = sum(
+            w
+            for w, n, tell in zip(weights, counts, tells, strict=True)
+            if n or any(m.first(title) is not None for m in tell.matchers)
+        )
         window = 0.0
         for i in lines:
             held = lines[i] | lines.get(i + 1, set()) | lines.get(i + 2, set())
@@ -167,7 +168,7 @@ class Scorer:
             found = sum(1 for p in self.phrases if p.search(content))
             score += W_PHRASE * found / len(self.phrases)
         if len(terms) >= MANY_TERMS:
-            score += self._telling_terms(original, heading)
+            score += self._telling_terms(original, content, heading)
         if len(needles) > 1 and coverage > 0.999:
             span = q.min_span(content, needles)
             if span is not None:

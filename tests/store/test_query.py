@@ -110,16 +110,16 @@ def test_a_word_matches_where_a_word_or_an_identifier_part_starts():
     size = q.word_matcher(["size"])
     assert size is not None
     for text in ("get_terminal_size", "getTerminalSize", "HTTPSize", "Size", "sizes"):
-        assert size.search(text), text
-    assert not size.search("oversize")
+        assert size.first(text) is not None, text
+    assert size.first("oversize") is None
 
 
 def test_a_compound_identifier_matches_in_any_case_style():
     name = q.word_matcher(["get_user_name"])
     assert name is not None
     for text in ("getUserName", "get_user_name", "get user name", "GET-USER-NAME"):
-        assert name.search(text), text
-    assert not name.search("forget_user_name")
+        assert name.first(text) is not None, text
+    assert name.first("forget_user_name") is None
 
 
 def test_stems_cover_inflections_without_overreaching():
