@@ -34,6 +34,7 @@ PLATFORMS = {
     "cursor": "ctxmode.platforms.cursor",
     "kiro": "ctxmode.platforms.kiro",
     "opencode": "ctxmode.platforms.opencode",
+    "copilot-cli": "ctxmode.platforms.copilot_cli",
 }
 
 

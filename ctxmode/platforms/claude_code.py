@@ -61,15 +61,19 @@ HOST = Host(
 )
 
 
-def foreign(payload: Mapping[str, Any]) -> bool:
-    """A VS Code or Cursor payload reaching a claude-code hook.
+def foreign(payload: Mapping[str, Any], env: Mapping[str, str] | None = None) -> bool:
+    """A VS Code, Cursor or Copilot CLI payload reaching a claude-code hook.
 
     VS Code runs the hooks of ``.claude/settings*.json`` for every tool with its own payload
     (``hookEventName``, ``sessionId``); Cursor does the same with third-party hooks enabled
-    (``conversation_id``, ``cursor_version``). Our Claude answer would be misread there, so
-    such calls pass through; the host's own ctxmode hook handles them.
+    (``conversation_id``, ``cursor_version``); Copilot CLI runs them with its VS Code-style
+    payload (``hook_event_name`` and an ISO ``timestamp``, ``COPILOT_CLI=1`` in the hook's
+    environment). Our Claude answer would be misread there, so such calls pass through; the
+    host's own ctxmode hook handles them.
     """
     if "hook_event_name" not in payload and ("hookEventName" in payload or "sessionId" in payload):
+        return True
+    if env is not None and env.get("COPILOT_CLI") == "1" and "timestamp" in payload:
         return True
     return "cursor_version" in payload or (
         "conversation_id" in payload and "session_id" not in payload
@@ -126,7 +130,7 @@ def render_with(host: Host, event: HookEvent, decision: HookDecision) -> Output:
 
 
 def parse(native_event: str, payload: dict[str, Any], env: Mapping[str, str]) -> HookEvent | None:
-    if foreign(payload):
+    if foreign(payload, env):
         return None
     return parse_with(HOST, native_event, payload, env)
 

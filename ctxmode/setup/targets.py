@@ -13,7 +13,11 @@ from pathlib import Path
 from typing import Any
 
 from ctxmode.errors import UsageError
+from ctxmode.setup import more_targets
 from ctxmode.setup.command import Command
+from ctxmode.setup.entries import SERVER_NAME as SERVER_NAME
+from ctxmode.setup.entries import config_dir as config_dir
+from ctxmode.setup.entries import stdio
 from ctxmode.setup.model import (
     HookEntry,
     JsonTarget,
@@ -26,8 +30,8 @@ from ctxmode.setup.model import (
     TomlTarget,
 )
 
-SERVER_NAME = "ctxmode"
 _SHIM_DEFAULT = 'process.env.CTXMODE_BIN || "ctxmode"'
+_stdio = stdio
 # Read by urllib when the server fetches a URL; not ctxmode settings, so not in the registry.
 PROXY_VARS = ("HTTP_PROXY", "HTTPS_PROXY", "NO_PROXY", "http_proxy", "https_proxy", "no_proxy")
 
@@ -48,18 +52,6 @@ def setting_vars() -> list[str]:
 def _env_dir(var: str) -> Path | None:
     value = os.environ.get(var, "").strip()
     return Path(value).expanduser() if value else None
-
-
-def config_dir(platform: str) -> Path:
-    """The host's own config directory, as its descriptor resolves it."""
-    from ctxmode.platforms import descriptor
-    from ctxmode.platforms.host import config_dir as host_config_dir
-
-    host = descriptor(platform)
-    found = host_config_dir(host) if host is not None else None
-    if found is None:
-        raise KeyError(platform)
-    return found
 
 
 def claude_dir() -> Path:
@@ -135,15 +127,6 @@ def _flat(command: str, event: str, item: dict[str, Any], matcher: str | None = 
 
 def _server(container: str, value: dict[str, Any]) -> ServerEntry:
     return ServerEntry((container,), SERVER_NAME, value)
-
-
-def _stdio(cmd: Command, **extra: Any) -> dict[str, Any]:
-    """A stdio server entry: ``type`` (when given) first, then command and args, then the rest."""
-    argv = cmd.serve()
-    value = {k: v for k, v in extra.items() if k == "type"}
-    value.update(command=argv[0], args=argv[1:])
-    value.update((k, v) for k, v in extra.items() if k != "type")
-    return value
 
 
 _CLAUDE_HOOK = re.compile(r"\bhook\s+claude-code\b")
@@ -531,6 +514,7 @@ PLATFORMS: dict[str, Callable[[Scope, Command], PlatformPlan]] = {
     "cursor": cursor,
     "kiro": kiro,
     "opencode": opencode,
+    "copilot-cli": more_targets.copilot_cli,
 }
 
 
