@@ -1,5 +1,6 @@
-"""Entry point. Standard library only: `ctxmode hook ...`, `ctxmode statusline` and a bare
-`ctxmode serve` start without Typer or Rich."""
+"""Entry point. Standard library only: `ctxmode hook ...`, `ctxmode statusline`, a bare
+`ctxmode serve`, and the plain forms of `--version`, `--help`, `search` and `execute`
+(`ctxmode.cli.fast`) start without Typer or Rich."""
 
 import os
 import sys
@@ -46,6 +47,11 @@ def main(argv: list[str] | None = None) -> int:
         from ctxmode.stats.statusline import run as statusline
 
         return statusline()  # status bars call it constantly: no Typer
+    from ctxmode.cli.fast import run as fast
+
+    answered = fast(args)
+    if answered is not None:
+        return answered
     from ctxmode.cli.app import main as cli_main
 
     return cli_main(args)

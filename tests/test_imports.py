@@ -108,3 +108,80 @@ def test_a_bare_serve_starts_without_typer_rich_or_gc():
     loaded = _loaded(code)
     assert not [m for m in loaded if m.split(".")[0] in ("typer", "rich")]
     assert "ctxmode.gc" not in loaded and "ctxmode.cli.app" not in loaded
+
+
+# --- the commands scripts and agents run most start without the CLI framework -------------
+
+FRAMEWORK = ("typer", "rich", "pydantic", "mcp", "ctxmode.cli.app", "ctxmode.server")
+
+
+def _framework(modules: set[str]) -> list[str]:
+    return sorted(m for m in modules if any(m == h or m.startswith(h + ".") for h in FRAMEWORK))
+
+
+def _command_modules(argv: list[str], cwd: Path, env: dict[str, str]) -> tuple[set[str], str]:
+    """The modules `ctxmode ARGV` loaded (a subprocess, no terminal anywhere) and its stdout."""
+    code = (
+        "import sys, json\nfrom ctxmode.__main__ import main\n"
+        f"rc = main({argv!r})\nsys.stdout.flush()\n"
+        "sys.stderr.write('MODULES' + json.dumps(sorted(sys.modules)))\n"
+        "sys.exit(rc)"
+    )
+    proc = subprocess.run(
+        [sys.executable, "-c", code],
+        cwd=cwd,
+        env=env,
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        encoding="utf-8",
+        check=True,
+    )
+    return set(json.loads(proc.stderr.split("MODULES", 1)[1])), proc.stdout
+
+
+@pytest.fixture
+def indexed_project(tmp_path: Path) -> tuple[Path, dict[str, str]]:
+    project = tmp_path / "proj"
+    project.mkdir()
+    (project / "pool.md").write_text("# Pool\n\nThe pool timeout is 30 s.\n", encoding="utf-8")
+    env = {
+        k: v for k, v in os.environ.items() if k not in ("COLUMNS", "FORCE_COLOR", "TTY_COMPATIBLE")
+    }
+    env.update(CTXMODE_DIR=os.environ["CTXMODE_DIR"], CTXMODE_PROJECT_DIR=str(project))
+    subprocess.run(
+        [sys.executable, "-m", "ctxmode", "index", "pool.md"],
+        cwd=project,
+        env=env,
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        check=True,
+    )
+    return project, env
+
+
+@pytest.mark.parametrize(
+    ("argv", "printed"),
+    [
+        (["--version"], "ctxmode "),
+        (["--help"], " Usage: ctxmode [OPTIONS] COMMAND [ARGS]..."),
+        ([], " Usage: ctxmode [OPTIONS] COMMAND [ARGS]..."),
+        (["search", "pool", "timeout"], "1. pool.md:1-3  Pool"),
+        (["search", "pool", "--limit", "2", "--json"], '"ctxmode_result_version": "1"'),
+        (["execute", "--lang", "shell", "echo ok"], "ok"),
+        (["execute", "--lang", "python", "print(1)"], "1"),
+    ],
+)
+def test_fast_commands_start_without_typer_rich_pydantic_or_mcp(indexed_project, argv, printed):
+    project, env = indexed_project
+    loaded, out = _command_modules(argv, project, env)
+    assert printed in out
+    assert _framework(loaded) == []
+
+
+def test_a_command_loads_only_its_own_module(indexed_project):
+    project, env = indexed_project
+    loaded, _ = _command_modules(["sources"], project, env)
+    commands = {m for m in loaded if m.startswith("ctxmode.cli.commands.")}
+    assert commands == {"ctxmode.cli.commands.sources"}
+    assert "ctxmode.executor" not in loaded and "ctxmode.server" not in loaded

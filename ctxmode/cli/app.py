@@ -1,30 +1,101 @@
-"""The Typer application and the one place errors become exit codes."""
+"""The Typer application and the one place errors become exit codes.
+
+Commands are registered by name (`ctxmode.cli.registry`) and their modules imported only
+when one is run, its help shown or its parameters completed: ``ctxmode stats`` does not
+pay for the executor, ``ctxmode --help`` for no command module at all.
+"""
+
+import importlib
+import os
+from collections.abc import Iterator, MutableMapping
+from typing import Any
 
 import typer
+from typer import _click
+from typer.core import TyperCommand, TyperGroup
 
 from ctxmode import __version__
-from ctxmode.cli import output
-from ctxmode.cli.commands import (
-    doctor,
-    execute,
-    gc,
-    hook,
-    index,
-    insight,
-    policy,
-    purge,
-    search,
-    serve,
-    session,
-    setup,
-    sources,
-    stats,
-    upgrade,
-)
-from ctxmode.errors import CtxError, ExitCode
+from ctxmode.cli import guard
+from ctxmode.cli.options import BareHelpGroup
+from ctxmode.cli.registry import COMMANDS
+
+COMPLETE_VAR = "_CTXMODE_COMPLETE"
+
+
+class _Commands(MutableMapping[str, _click.Command]):
+    """The group's commands: each built from its module on first use. While the group
+    lists them (help, completing a name), a command not yet built is a stand-in that
+    carries its name and summary only."""
+
+    def __init__(self, group: "LazyGroup") -> None:
+        self._group = group
+        self._built: dict[str, _click.Command] = {}
+        self._names = list(COMMANDS)
+        self.listing = False
+
+    def __getitem__(self, name: str) -> _click.Command:
+        if name in self._built:
+            return self._built[name]
+        entry = COMMANDS[name]  # KeyError: no such command
+        if self.listing:
+            return TyperCommand(
+                name=name, help=entry.summary, rich_markup_mode=self._group.rich_markup_mode
+            )
+        module = importlib.import_module(entry.module)
+        target = getattr(module, entry.attr)
+        if entry.group:
+            command: _click.Command = typer.main.get_group(target)
+        else:
+            cls = getattr(module, entry.cls) if entry.cls else None
+            command = typer.main.get_command_from_info(
+                typer.models.CommandInfo(name=name, callback=target, cls=cls),
+                pretty_exceptions_short=app.pretty_exceptions_short,
+                rich_markup_mode=self._group.rich_markup_mode,
+            )
+        self._built[name] = command
+        return command
+
+    def __setitem__(self, name: str, command: _click.Command) -> None:
+        if name not in self._names:
+            self._names.append(name)
+        self._built[name] = command
+
+    def __delitem__(self, name: str) -> None:
+        self._names.remove(name)
+        self._built.pop(name, None)
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._names)
+
+    def __len__(self) -> int:
+        return len(self._names)
+
+
+class LazyGroup(BareHelpGroup):
+    """The root group: commands from the registry, built when first needed."""
+
+    def __init__(self, **attrs: Any) -> None:
+        super().__init__(**attrs)
+        self.commands = self.lazy = _Commands(self)
+
+    def format_help(self, ctx: _click.Context, formatter: _click.HelpFormatter) -> None:
+        self.lazy.listing = True
+        try:
+            super().format_help(ctx, formatter)
+        finally:
+            self.lazy.listing = False
+
+    def shell_complete(self, ctx: _click.Context, incomplete: str) -> list[Any]:
+        self.lazy.listing = True
+        try:
+            return TyperGroup.shell_complete(self, ctx, incomplete)
+        finally:
+            self.lazy.listing = False
+
 
 app = typer.Typer(
     name="ctxmode",
+    cls=LazyGroup,
     help="Keep raw tool output out of your AI agent's context window: index, search, and more.",
     no_args_is_help=True,
     pretty_exceptions_enable=False,
@@ -48,41 +119,14 @@ def _root(
     """ctxmode: a local knowledge base and sandbox for AI coding agents."""
 
 
-app.command()(index.index)
-app.command()(search.search)
-app.command()(sources.sources)
-app.command("execute")(execute.execute_command)
-app.command("execute-file")(execute.execute_file_command)
-app.add_typer(policy.policy_app)
-app.command()(serve.serve)
-app.command()(hook.hook)
-app.command("setup")(setup.setup)
-app.command("uninstall")(setup.uninstall)
-app.add_typer(session.session_app)
-app.command()(stats.stats)
-app.command()(stats.statusline)
-app.command()(insight.insight)
-app.command("purge")(purge.purge_command)
-app.command("gc")(gc.gc)
-app.command()(doctor.doctor)
-app.command("upgrade")(upgrade.upgrade)
-
-
 def main(argv: list[str] | None = None) -> int:
     """Run the CLI; map domain errors to their documented exit codes."""
-    try:
-        app(args=argv, prog_name="ctxmode")
-    except SystemExit as exc:
-        code = exc.code
-        return code if isinstance(code, int) else (0 if code is None else 1)
-    except CtxError as exc:
-        output.error(str(exc), exc.code, int(exc.exit_code))
-        return int(exc.exit_code)
-    except KeyboardInterrupt:
-        output.error("interrupted", "interrupted", int(ExitCode.INTERRUPTED))
-        return int(ExitCode.INTERRUPTED)
-    except OSError as exc:  # the file system said no somewhere a command did not expect
-        where = f": {exc.filename}" if exc.filename else ""
-        output.error(f"{exc.strerror or exc}{where}", "os_error", int(ExitCode.ERROR))
-        return int(ExitCode.ERROR)
-    return 0
+    args: list[str] | None = argv
+    if argv is not None and not argv and COMPLETE_VAR not in os.environ:
+        args = ["--help"]  # `ctxmode` alone: the help, on stdout, exit 0
+
+    def run() -> int:
+        app(args=args, prog_name="ctxmode")
+        return 0
+
+    return guard.run(run)

@@ -6,12 +6,13 @@ render the same list, and so that redaction can rewrite any field before anythin
 
 from typing import Literal, NamedTuple
 
-Status = Literal["OK", "WARN", "FAIL"]
-STATUSES: tuple[Status, ...] = ("OK", "WARN", "FAIL")
+Status = Literal["OK", "INFO", "WARN", "FAIL"]
+STATUSES: tuple[Status, ...] = ("OK", "INFO", "WARN", "FAIL")
 
 
 class Check(NamedTuple):
-    """The outcome of one check: ``fix`` says what to do, for WARN and FAIL only."""
+    """The outcome of one check: ``fix`` says what to do, for WARN and FAIL; for INFO (an
+    optional thing that is absent, nothing wrong) what would enable it."""
 
     name: str
     status: Status
@@ -21,6 +22,10 @@ class Check(NamedTuple):
 
 def ok(name: str, detail: str) -> Check:
     return Check(name, "OK", detail)
+
+
+def info(name: str, detail: str, enable: str | None = None) -> Check:
+    return Check(name, "INFO", detail, enable)
 
 
 def warn(name: str, detail: str, fix: str | None = None) -> Check:

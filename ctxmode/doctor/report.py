@@ -13,11 +13,13 @@ from ctxmode.doctor.model import Check
 from ctxmode.doctor.redact import redact_checks
 
 FIX_SEPARATOR = " — fix: "
+ENABLE_SEPARATOR = " — to use it: "
 
 
 def summary(checks: Sequence[Check]) -> dict[str, int]:
     return {
         "ok": sum(c.status == "OK" for c in checks),
+        "info": sum(c.status == "INFO" for c in checks),
         "warn": sum(c.status == "WARN" for c in checks),
         "fail": sum(c.status == "FAIL" for c in checks),
     }
@@ -28,16 +30,22 @@ def failed(checks: Sequence[Check]) -> bool:
 
 
 def line(check: Check) -> str:
-    """``[STATUS] name: detail``, plus ``— fix: ...`` on WARN and FAIL lines that have one."""
+    """``[STATUS] name: detail``, plus ``— fix: ...`` on WARN and FAIL lines that have one
+    and ``— to use it: ...`` on INFO lines."""
     text = f"[{check.status}] {check.name}: {check.detail}"
     if check.fix and check.status != "OK":
-        text += f"{FIX_SEPARATOR}{check.fix}"
+        text += f"{ENABLE_SEPARATOR if check.status == 'INFO' else FIX_SEPARATOR}{check.fix}"
     return text
 
 
 def summary_line(checks: Sequence[Check]) -> str:
     counts = summary(checks)
-    return f"{counts['ok']} ok, {counts['warn']} warnings, {counts['fail']} failures"
+    warnings = "warning" if counts["warn"] == 1 else "warnings"
+    failures = "failure" if counts["fail"] == 1 else "failures"
+    return (
+        f"{counts['ok']} ok, {counts['info']} info, {counts['warn']} {warnings}, "
+        f"{counts['fail']} {failures}"
+    )
 
 
 def render_text(checks: Sequence[Check]) -> str:

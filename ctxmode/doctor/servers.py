@@ -4,6 +4,7 @@ runs (`ctxmode.readiness`), and the agent has those tools only if a server of it
 from pathlib import Path
 
 from ctxmode.doctor.model import Check, ok, warn
+from ctxmode.wording import plural
 
 NO_SERVER = (
     "no ctxmode server running (hooks won't redirect to ctx_* tools until the agent starts one)"
@@ -20,14 +21,14 @@ def server_check(root: Path, project_dir: Path | None) -> list[Check]:
     if not pids:
         return [warn("server", NO_SERVER, START_FIX)]
     if project_dir is None:
-        return [ok("server", f"{len(pids)} server(s) running")]
+        return [ok("server", f"{plural(len(pids), 'server')} running")]
     mine = project_hash(project_dir)
     named = {m.pid: m.project_dir for m in read_markers(root) if m.live}
     here = sum(1 for pid in pids if named.get(pid) and project_hash(str(named[pid])) == mine)
     if here:
         others = len(pids) - here
         tail = f" ({others} for other projects)" if others else ""
-        return [ok("server", f"{here} server(s) running for this project{tail}")]
+        return [ok("server", f"{plural(here, 'server')} running for this project{tail}")]
     return [
         warn(
             "server",

@@ -14,7 +14,7 @@ from ctxmode.dbfiles import open_readonly
 from ctxmode.doctor.model import Check, fail, ok, warn
 from ctxmode.stats.model import fmt_bytes
 
-PURGE_FIX = "ctxmode purge --project"
+PURGE_FIX = "ctxmode purge --all"
 
 
 def storage_check(root: Path) -> list[Check]:
@@ -100,7 +100,7 @@ def database_checks(root: Path, project_dir: Path | None) -> list[Check]:
 
     content = ProjectPaths(root, project_dir).content_db
     session = session_db_path(project_dir, root, remember=False)
-    purge = PURGE_FIX + project_option(project_dir, "--dir")
+    purge = PURGE_FIX + project_option(project_dir, "--project")
     return [
         database_check("content db", content, len(STORE_MIGRATIONS), purge),
         database_check("session db", session, len(SESSION_MIGRATIONS), purge),

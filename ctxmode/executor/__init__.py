@@ -1,12 +1,16 @@
 """The sandboxed polyglot executor: run code, get back what it printed.
 
 `execute` is the one core call behind ``ctxmode execute``, ``ctx_execute``,
-``ctx_execute_file`` and each command of ``ctx_batch_execute``.
+``ctx_execute_file`` and each command of ``ctx_batch_execute``. Every language runs with
+the project directory as its working directory, as a shell command does: relative paths
+(``open("package.json")``) mean the project's files. The script file itself, and a
+compiled binary, stay in the run's temp directory.
 """
 
 import shutil
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 from pathlib import Path
 
@@ -38,6 +42,8 @@ class ExecRequest:
     cap_bytes: int = sandbox.HARD_CAP_BYTES
     # Keep all of the output (up to the cap) in memory, not just its head and tail.
     keep_all: bool = False
+    # Sees the run's output as it arrives: (True for stdout, False for stderr, bytes).
+    echo: Callable[[bool, bytes], None] | None = None
 
 
 @dataclass(frozen=True)
@@ -146,7 +152,7 @@ def execute(
         name, source = build_script(language, request.code, with_file=file_path is not None)
         script = workdir / name
         script.write_text(source, encoding="utf-8")
-        cwd = project if language == "shell" else workdir
+        cwd = project
 
         def wrap(argv: list[str]) -> list[str]:
             if not isolated:
@@ -190,7 +196,7 @@ def execute(
                 )
             argv = [str(binary)]
             timeout_s = max(0.001, timeout_s - (time.monotonic() - started))
-        spawn = sandbox.Spawn(wrap(argv), cwd, env, timeout_s, request.cap_bytes)
+        spawn = sandbox.Spawn(wrap(argv), cwd, env, timeout_s, request.cap_bytes, echo=request.echo)
         if request.keep_all:
             spawn = replace(spawn, head_bytes=request.cap_bytes, tail_bytes=0)
         if request.background and registry is not None:

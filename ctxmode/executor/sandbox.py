@@ -1,8 +1,8 @@
 """Run one script in its own process group, with a deadline, an output cap and a clean exit.
 
 Design:
-* Every run gets a fresh temp directory (its cwd, except shell which runs in the project
-  root) and ``TMPDIR`` inside it, a scrubbed environment, and stdin closed.
+* Every run gets a fresh temp directory (the script file, compiled binaries, ``TMPDIR``),
+  a scrubbed environment, and stdin closed; it runs in the project directory.
 * The child leads a new session/process group, and carries ``CTXMODE_RUN_ID`` in its
   environment. Killing a run means: snapshot its descendants, SIGKILL the group, then kill
   the snapshot and any process still carrying the run id (one that escaped the group with
@@ -13,7 +13,8 @@ Design:
 * Output is read as bytes from both pipes as it streams, counted against the cap, and
   captured (`capture`): written to files in the run's temp directory while memory keeps
   only a head and a tail of each stream, decoded once as UTF-8 with replacement. However
-  much a run prints, reading it costs a few megabytes.
+  much a run prints, reading it costs a few megabytes. An `echo` callback sees each piece
+  as it arrives (the CLI on a terminal shows the run live).
 """
 
 import os
@@ -22,7 +23,7 @@ import shutil
 import subprocess
 import threading
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -48,6 +49,8 @@ class Spawn:
     cap_bytes: int = HARD_CAP_BYTES
     head_bytes: int = HEAD_BYTES  # of each stream, kept in memory
     tail_bytes: int = TAIL_BYTES
+    # Sees each piece of output as it is read: (True for stdout, False for stderr, bytes).
+    echo: Callable[[bool, bytes], None] | None = None
 
 
 @dataclass
@@ -200,7 +203,10 @@ def run_process(
                     selector.unregister(fd)
                     continue
                 room = spawn.cap_bytes - total
-                buffers[fd].feed(data[:room] if room < len(data) else data)
+                kept = data[:room] if room < len(data) else data
+                buffers[fd].feed(kept)
+                if spawn.echo is not None and kept:
+                    spawn.echo(fd == out_fd, kept)
                 total += len(data)
             if total > spawn.cap_bytes:
                 capped = True

@@ -10,18 +10,25 @@
 Non-zero exits are classified first: a shell exit 1 that printed something is grep-style
 "no match", not an error; anything else is an error showing the exit code, stdout and
 stderr. A timeout with output returns that output marked as partial.
+
+How to read what was indexed is said in the caller's own syntax: a ``ctx_search(...)`` call
+for an agent on MCP, a ``ctxmode search ...`` command line for the CLI (`Syntax`).
 """
 
+import shlex
 from collections.abc import Callable
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from functools import partial
+from typing import TYPE_CHECKING, Literal
 
 from ctxmode.executor import ExecResult
 from ctxmode.executor.capture import Extent, measured, size
 from ctxmode.executor.deadline import Deadline
-from ctxmode.executor.digest import Digest, digest
-from ctxmode.store import ContentStore
+
+if TYPE_CHECKING:  # a small output is shaped without loading the store or the digester
+    from ctxmode.executor.digest import Digest
+    from ctxmode.store import ContentStore
 
 INTENT_MIN_BYTES = 5_000
 INDEX_MIN_BYTES = 102_400
@@ -34,17 +41,35 @@ PREVIEW_BYTES = 4096  # of each stream, in the answer about an output too large 
 ANSWER_MAX_BYTES = INDEX_MIN_BYTES + 16 * 1024
 
 # A fresh store (closed after use) or a shared one (a context that leaves it open).
-StoreOpener = Callable[[], AbstractContextManager[ContentStore]]
+StoreOpener = Callable[[], AbstractContextManager["ContentStore"]]
+Syntax = Literal["mcp", "cli"]
 
 
 @dataclass(frozen=True)
 class Shaped:
-    """The text for the agent, whether it reports an error, and what was indexed."""
+    """The text for the agent, whether it reports an error, and what was indexed.
+
+    `view`: the part of `text` about the knowledge base (what was indexed, what matched,
+    how to search it), for a caller that showed the output itself as it streamed."""
 
     text: str
     is_error: bool
     indexed_label: str | None = None
     indexed_bytes: int = 0
+    view: str | None = None
+
+
+def search_hint(label: str, syntax: Syntax, *, section: bool = False) -> str:
+    """How to read what was indexed under `label`: a tool call or a command line."""
+    if syntax == "cli":
+        what = "Read any section" if section else "Search it"
+        return f"{what}: ctxmode search QUERY --source {shlex.quote(label)}"
+    if section:
+        return f'Use ctx_search(queries: [...], source: "{label}") to read any section.'
+    return (
+        f'Use ctx_search(queries: ["..."]) to query this content. '
+        f'Use source: "{label}" to scope results.'
+    )
 
 
 def _bytes(text: str) -> int:
@@ -71,7 +96,13 @@ def _best_line(text: str, words: list[str]) -> str:
 
 
 def intent_view(
-    store: ContentStore, output: str, intent: str, label: str, *, whole: Extent | None = None
+    store: "ContentStore",
+    output: str,
+    intent: str,
+    label: str,
+    *,
+    whole: Extent | None = None,
+    syntax: Syntax = "mcp",
 ) -> str:
     """Index `output` under `label` (plain text) and list the sections matching `intent`.
 
@@ -99,17 +130,16 @@ def intent_view(
         )
     if terms:
         out += ["", "Searchable terms: " + ", ".join(terms)]
-    out += ["", f'Use ctx_search(queries: [...], source: "{label}") to read any section.']
+    out += ["", search_hint(label, syntax, section=True)]
     return "\n".join(out)
 
 
-def pointer(store: ContentStore, output: str, label: str) -> str:
+def pointer(store: "ContentStore", output: str, label: str, syntax: Syntax = "mcp") -> str:
     """Index a large successful output (markdown) and say how to search it."""
     report = store.index_text(output, label, kind="markdown")
     return (
         f"Indexed {report.chunks} sections ({report.code_chunks} with code) from: {label}\n"
-        f'Use ctx_search(queries: ["..."]) to query this content. '
-        f'Use source: "{label}" to scope results.'
+        + search_hint(label, syntax)
     )
 
 
@@ -127,6 +157,8 @@ def preview(text: str, extent: Extent) -> str:
     """`text` as is when it is all there and small, else its digest at `PREVIEW_BYTES`."""
     if not extent.cut and extent.bytes <= INDEX_MIN_BYTES:
         return text
+    from ctxmode.executor.digest import digest
+
     return digest(text, extent, PREVIEW_BYTES).text
 
 
@@ -141,7 +173,7 @@ def clip(text: str, limit: int = ANSWER_MAX_BYTES) -> str:
     return f"{head}[… answer cut at {size(limit)}: {size(len(data) - len(head))} more]"
 
 
-def _index_note(digests: list[Digest], extents: list[Extent], budget: int) -> str:
+def _index_note(digests: "list[Digest]", extents: list[Extent], budget: int) -> str:
     """A line saying how what was indexed differs from what the run printed ("" if not)."""
     if all(d.whole for d in digests):
         return ""
@@ -191,6 +223,7 @@ def _large(
     intent: str | None,
     failed: bool,
     both: bool,
+    syntax: Syntax,
 ) -> Shaped:
     """An output too large to show: its first and last lines, a note of what was left out,
     and a bounded digest of it indexed (under ``<label>:error`` when the run `failed`).
@@ -200,6 +233,8 @@ def _large(
     if both:
         streams.append((result.stderr, result.stderr_extent))
     share = budget // max(1, sum(1 for _, e in streams if e.bytes))
+    from ctxmode.executor.digest import digest
+
     digests = [digest(text, extent, share) for text, extent in streams]
     previews = [preview(text, extent) for text, extent in streams]
     if both:
@@ -213,18 +248,23 @@ def _large(
     index_label = f"{label}:error" if failed else label
     with open_store() as store:
         if intent or failed:
-            view = intent_view(store, indexed, intent or ERROR_INTENT, index_label, whole=whole)
+            view = intent_view(
+                store, indexed, intent or ERROR_INTENT, index_label, whole=whole, syntax=syntax
+            )
         else:
-            view = pointer(store, indexed, label)
+            view = pointer(store, indexed, label, syntax)
     note = _cut_note(result, stdout_only=not both)
-    text = f"{shown.rstrip()}\n\n{note}\n\n{view}{_index_note(digests, extents, budget)}"
-    return Shaped(clip(text), failed, index_label, _bytes(indexed))
+    view += _index_note(digests, extents, budget)
+    text = f"{shown.rstrip()}\n\n{note}\n\n{view}"
+    return Shaped(clip(text), failed, index_label, _bytes(indexed), view)
 
 
 def _indexable(output: str, deadline: Deadline | None) -> tuple[str, str]:
     """What to index of a whole (not cut) output, and the note saying how it differs."""
     budget = index_budget(deadline)
     extent = measured(output, None)
+    from ctxmode.executor.digest import digest
+
     found = digest(output, extent, budget)
     return found.text, _index_note([found], [extent], budget)
 
@@ -236,16 +276,20 @@ def shape(
     open_store: StoreOpener,
     intent: str | None = None,
     timeout_text: str | None = None,
+    syntax: Syntax = "mcp",
 ) -> Shaped:
     """The agent's view of `result`; large output goes to the store under `label`.
 
     `timeout_text` replaces the timeout messages (execute_file names its file there).
-    Whatever the run printed, the answer is at most `ANSWER_MAX_BYTES`.
+    Whatever the run printed, the answer is at most `ANSWER_MAX_BYTES`. `syntax`: how the
+    answer tells the caller to search what was indexed.
     """
     intent = (intent or "").strip() or None
     ms = f"{result.timeout_ms:.0f}ms"
     out, err = result.stdout_extent, result.stderr_extent
-    large = partial(_large, result, label=label, open_store=open_store, intent=intent)
+    large = partial(
+        _large, result, label=label, open_store=open_store, intent=intent, syntax=syntax
+    )
     if result.timed_out:
         if timeout_text is not None:
             return Shaped(timeout_text, True)
@@ -275,8 +319,10 @@ def shape(
                     intent or ERROR_INTENT,
                     error_label,
                     whole=measured(output, None),
+                    syntax=syntax,
                 )
-            return Shaped(clip(text + note), is_error, error_label, _bytes(indexed))
+            text = clip(text + note)
+            return Shaped(text, is_error, error_label, _bytes(indexed), text)
         return Shaped(output, is_error)
     if out.cut:
         return large(failed=False, both=False)
@@ -286,8 +332,11 @@ def shape(
         indexed, note = _indexable(output, result.deadline)
         with open_store() as store:
             if intent and size > INTENT_MIN_BYTES:
-                view = intent_view(store, indexed, intent, label, whole=measured(output, None))
+                view = intent_view(
+                    store, indexed, intent, label, whole=measured(output, None), syntax=syntax
+                )
             else:
-                view = pointer(store, indexed, label)
-        return Shaped(clip(view + note), False, label, _bytes(indexed))
+                view = pointer(store, indexed, label, syntax)
+        text = clip(view + note)
+        return Shaped(text, False, label, _bytes(indexed), text)
     return Shaped(output, False)

@@ -41,6 +41,10 @@ th:first-child,td:first-child{text-align:left;word-break:break-all}
 """
 
 
+def _calls(n: int) -> str:
+    return "1 call" if n == 1 else f"{fmt_count(n)} calls"
+
+
 def _day_columns(daily: list[dict[str, Any]]) -> tuple[list[Column], int]:
     """One column per calendar day from the first to the last recorded (gaps at zero),
     at most the last `MAX_DAYS`; also how many days were left out."""
@@ -57,7 +61,7 @@ def _day_columns(daily: list[dict[str, Any]]) -> tuple[list[Column], int]:
         kept, returned = int(row.get("sandboxed", 0)), int(row.get("returned", 0))
         tip = (
             f"{day.isoformat()}: {fmt_bytes(kept)} kept in the sandbox, "
-            f"{fmt_bytes(returned)} returned, {fmt_count(int(row.get('calls', 0)))} calls"
+            f"{fmt_bytes(returned)} returned, {_calls(int(row.get('calls', 0)))}"
         )
         cols.append(
             Column(day.strftime("%m-%d"), (Segment("kept", kept), Segment("ret", returned)), tip)
@@ -110,7 +114,7 @@ def _tool_section(tools: list[dict[str, Any]]) -> str:
             t["tool"],
             (Segment("kept", t["sandboxed"]), Segment("ret", t["returned"])),
             f"{fmt_bytes(t['sandboxed'])} kept / {fmt_bytes(t['returned'])} returned",
-            f"{t['tool']}: {fmt_count(t['calls'])} calls",
+            f"{t['tool']}: {_calls(t['calls'])}",
         )
         for t in tools
     ]
@@ -194,7 +198,7 @@ def _files_section(files: list[dict[str, Any]], all_projects: bool) -> str:
     ]
     chart = hbars(
         "top-files",
-        f"The {len(files)} most-touched files",
+        "The most-touched file" if len(files) == 1 else f"The {len(files)} most-touched files",
         bars,
         empty="No file reads or edits captured yet",
         label_width=380,

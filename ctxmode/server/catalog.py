@@ -44,7 +44,9 @@ TOOLS: list[ToolDef] = [
         "Execute Code",
         "Run code in a sandbox; only what it prints enters context. Use instead of Bash for "
         "anything with long output: tests, builds, logs, git, APIs, data. Print only the "
-        "answer. Output over 100KB is indexed for ctx_search. Permission rules are checked on "
+        "answer. Every language runs in the project directory (relative paths are the "
+        "project's; the script itself and $TMPDIR are in a temp dir). Output over 100KB is "
+        "indexed for ctx_search. Permission rules are checked on "
         "the text (commands, files named), so names built at run time escape them, unless "
         "the server runs with CTXMODE_ISOLATE=1: then denied files are hidden and the "
         "network is off by default.",
@@ -63,8 +65,9 @@ TOOLS: list[ToolDef] = [
         "ctx_execute_file",
         "Execute File Processing",
         "Process a file without reading it into context: the code gets FILE_CONTENT and "
-        "FILE_CONTENT_PATH (file_content in Elixir/Rust); only its output returns. Use "
-        "instead of Read for logs, CSV, JSON, test output.",
+        "FILE_CONTENT_PATH (file_content in Elixir/Rust); only its output returns. Runs in "
+        "the project directory, as ctx_execute. Use instead of Read for logs, CSV, JSON, "
+        "test output.",
         _obj(
             ["path", "language", "code"],
             path=_s("absolute or relative to the project"),
@@ -79,7 +82,8 @@ TOOLS: list[ToolDef] = [
     ToolDef(
         "ctx_batch_execute",
         "Batch Execute & Search",
-        "Run shell commands, index all output, and answer queries on it in one call. Best "
+        "Run shell commands in the project directory, index all output, and answer queries "
+        "on it in one call. Best "
         "first research step: send every command and question at once. Serial commands "
         "share the timeout; concurrency up to 8 for I/O-bound ones. Checked and confined "
         "as ctx_execute.",
@@ -161,8 +165,8 @@ TOOLS: list[ToolDef] = [
         "ctx_doctor",
         "Run Diagnostics",
         "Check ctxmode's health: Python, SQLite FTS5, runtimes, storage, databases, hook "
-        "and MCP registration, server. [OK]/[WARN]/[FAIL] lines with fixes; redacted, "
-        "safe to paste into a bug report.",
+        "and MCP registration, server. [OK]/[INFO]/[WARN]/[FAIL] lines with fixes; "
+        "redacted, safe to paste into a bug report.",
         _obj([]),
         read_only=True,
         idempotent=True,

@@ -2,7 +2,8 @@
 plain-text rendering (``ctxmode stats`` and the ctx_stats tool print it verbatim).
 
 Plain text on purpose: agents paste it into chat, and some MCP renderers choke on
-markdown headings and task lists.
+markdown headings and task lists. Runs of the CLI (``ctxmode execute``) are counted beside
+the MCP tools under ``cli:execute`` and ``cli:execute-file``, and labelled so.
 """
 
 from pathlib import Path
@@ -14,12 +15,15 @@ from ctxmode.stats import collect, statusline
 from ctxmode.stats.collect import Captured, ProjectStats, Scope
 from ctxmode.stats.model import Usage, fmt_bytes, fmt_count, savings, tokens, total
 from ctxmode.stats.record import session_from_env
+from ctxmode.wording import plural
 
 BAR_WIDTH = 32
 EMPTY_STATE = (
-    "No measurable activity yet: savings appear once a ctx_* tool keeps its first "
-    "output out of the context."
+    "No measurable activity yet: savings appear once a ctx_* tool or `ctxmode execute` "
+    "keeps its first output out of the context."
 )
+CLI_PREFIX = "cli:"  # tools counted for the command line, not for MCP
+CLI_NOTE = "cli:* rows are runs of the ctxmode CLI (ctxmode execute), not MCP tool calls."
 TOKENS_NOTE = "tokens are estimates (bytes / 4)"
 
 
@@ -183,9 +187,11 @@ def _tool_table(by_tool: dict[str, Usage]) -> list[str]:
     overall = total(by_tool)
     if overall.cache_hits:
         lines.append(
-            f"  fetch cache: {overall.cache_hits} hits, {fmt_bytes(overall.cache_saved)} "
-            "not downloaded again"
+            f"  fetch cache: {plural(overall.cache_hits, 'hit')}, "
+            f"{fmt_bytes(overall.cache_saved)} not downloaded again"
         )
+    if any(tool.startswith(CLI_PREFIX) for tool in by_tool):
+        lines.append(f"  {CLI_NOTE}")
     return lines
 
 
@@ -194,11 +200,11 @@ def _captured_line(captured: Captured) -> list[str]:
         return []
     top = ", ".join(f"{cat} {n}" for cat, n in list(captured.by_category.items())[:6])
     line = (
-        f"Captured by hooks for continuity (not counted as savings): {captured.events} events, "
-        f"{fmt_bytes(captured.data_bytes)} ({top})"
+        "Captured by hooks for continuity (not counted as savings): "
+        f"{plural(captured.events, 'event')}, {fmt_bytes(captured.data_bytes)} ({top})"
     )
     if captured.redirects:
-        line += f"; {captured.redirects} tool calls redirected to ctx_* tools"
+        line += f"; {plural(captured.redirects, 'tool call')} redirected to ctx_* tools"
     return [line + "."]
 
 
@@ -224,7 +230,8 @@ def render_text(report: Report) -> str:
     if project is not None and project.project.by_tool:
         scope = project.project
         since = _when(scope.started_at)
-        lines.append(f"This project, all sessions ({scope.sessions} sessions since {since})")
+        sessions = plural(scope.sessions, "session")
+        lines.append(f"This project, all sessions ({sessions} since {since})")
         lines.extend("  " + line for line in _savings_lines(total(scope.by_tool)))
         if session is None or not session.by_tool:
             lines.append("")
@@ -233,7 +240,7 @@ def render_text(report: Report) -> str:
         lines.append("")
     kb = report.knowledge_base
     lines.append(
-        f"Knowledge base: {kb['sources']} sources, {kb['chunks']} chunks, "
+        f"Knowledge base: {plural(kb['sources'], 'source')}, {plural(kb['chunks'], 'chunk')}, "
         f"{fmt_bytes(kb['bytes'])} of text ({fmt_bytes(kb['file_bytes'])} on disk)."
     )
     if report.all_projects is not None:
@@ -268,5 +275,6 @@ def _all_projects_lines(projects: list[ProjectStats]) -> list[str]:
         result = savings(u.sandboxed, u.returned)
         pct = f"{result.percent:5.1f}%" if result else "    -"
         name = paths.home_relative(p.project_dir) or p.session_db.name
-        lines.append(f"  {pct}  {fmt_bytes(u.sandboxed):>9} kept out  {u.calls:>5} calls  {name}")
+        calls = "call " if u.calls == 1 else "calls"
+        lines.append(f"  {pct}  {fmt_bytes(u.sandboxed):>9} kept out  {u.calls:>5} {calls}  {name}")
     return lines

@@ -443,3 +443,27 @@ def test_fish_completion_is_valid_and_completes(tmp_path):
     assert result.returncode == 0, result.stderr
     found = {line.split("\t", 1)[0] for line in result.stdout.splitlines()}
     assert {"search", "serve", "session", "setup"} <= found
+
+
+@pytest.mark.skipif(shutil.which("bash") is None, reason="bash is not installed")
+@pytest.mark.parametrize(
+    ("words", "expected"),
+    [
+        (["ctxmode", "setup", "cl"], {"claude-code"}),
+        (["ctxmode", "uninstall", ""], {"claude-code", "codex", "cursor"}),
+        (["ctxmode", "hook", "gem"], {"gemini-cli"}),
+        (["ctxmode", "execute", "--lang", "py"], {"python"}),
+        (["ctxmode", "execute", "-l", "js"], {"js"}),
+    ],
+)
+def test_bash_completion_offers_platform_and_language_names(tmp_path, words, expected):
+    test_bash_completion_completes_commands_options_and_choices(tmp_path, words, expected)
+
+
+def test_platform_completion_reads_the_registry_when_it_runs(monkeypatch):
+    from ctxmode import platforms
+    from ctxmode.cli.options import complete_platform
+
+    monkeypatch.setitem(platforms.PLATFORMS, "brand-new-host", "ctxmode.platforms.nowhere")
+    assert "brand-new-host" in complete_platform("brand")
+    assert complete_platform("claude") == ["claude-code"]

@@ -291,3 +291,102 @@ def test_a_flood_shows_its_start_and_exits_124_not_137(project):
     assert "lines omitted …]" in proc.stdout
     assert "output capped" in proc.stdout or "timed out after 3000ms" in proc.stdout
     assert len(proc.stdout.encode()) < 16 * 1024
+
+
+# --- what the CLI says, and where it is counted ----------------------------------------------
+
+
+def test_large_output_says_how_to_search_it_with_the_cli(project, capsys):
+    assert main(["execute", "-l", "python", BIG_PY]) == 0
+    out = capsys.readouterr().out
+    assert "Search it: ctxmode search QUERY --source execute:python" in out
+    assert "ctx_search" not in out
+    code = "for i in range(600):\n    print(f'step {i} ok for module {i}')\n"
+    code += "print('disk quota exceeded')\n"
+    assert main(["execute", "-l", "python", "--intent", "disk quota", code]) == 0
+    out = capsys.readouterr().out
+    assert "Read any section: ctxmode search QUERY --source execute:python" in out
+    assert "ctx_search" not in out
+
+
+def test_cli_runs_are_counted_in_stats_as_cli_runs(project, capsys, monkeypatch):
+    monkeypatch.setenv("CTXMODE_SESSION_ID", "cli-session")
+    assert main(["execute", "-l", "python", BIG_PY]) == 0
+    assert main(["execute", "echo small"]) == 0
+    shown = capsys.readouterr().out
+    code, doc = run_json(capsys, "stats")
+    assert code == 0
+    row = doc["data"]["session"]["by_tool"]["cli:execute"]
+    assert row["calls"] == 2
+    assert row["returned"] == len(shown.encode())
+    assert row["sandboxed"] > 100_000 and row["indexed"] > 0
+    assert main(["stats"]) == 0
+    text = capsys.readouterr().out
+    assert "cli:execute" in text and "No measurable activity yet" not in text
+    assert "cli:* rows are runs of the ctxmode CLI" in text
+
+
+def _on_a_terminal(project, argv: list[str], *, go_file=None) -> tuple[int, str]:
+    """Run `ctxmode ARGV` with stdout and stderr on a pseudo-terminal; once `first` has
+    appeared, create `go_file` (the run waits for it). Returns (status, what it showed)."""
+    import os
+    import pty
+    import select
+
+    main_fd, child_fd = pty.openpty()
+    env = {k: v for k, v in os.environ.items() if k not in ("FORCE_COLOR", "TTY_COMPATIBLE")}
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "ctxmode", *argv],
+        cwd=project,
+        env={**env, "NO_COLOR": "1", "COLUMNS": "200"},
+        stdin=subprocess.DEVNULL,
+        stdout=child_fd,
+        stderr=child_fd,
+    )
+    os.close(child_fd)
+    shown = b""
+    try:
+        while True:
+            ready, _, _ = select.select([main_fd], [], [], 60)
+            if not ready:
+                break
+            try:
+                chunk = os.read(main_fd, 65536)
+            except OSError:  # the pty closed: the process is gone
+                break
+            if not chunk:
+                break
+            shown += chunk
+            if go_file is not None and b"first" in shown and not go_file.exists():
+                go_file.touch()
+    finally:
+        os.close(main_fd)
+        code = proc.wait(timeout=60)
+    return code, shown.decode("utf-8", "replace").replace("\r\n", "\n")
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="pseudo-terminals are POSIX")
+def test_on_a_terminal_output_streams_while_the_run_goes_on(project, tmp_path):
+    go = tmp_path / "go"
+    # The run cannot finish before the test has seen its first line: only streaming works.
+    code = (
+        "import os, sys, time\n"
+        "print('first', flush=True)\n"
+        f"for _ in range(600):\n    if os.path.exists({str(go)!r}): break\n    time.sleep(0.05)\n"
+        "else:\n    sys.exit('never streamed')\n"
+        "print('second')\n"
+    )
+    status, shown = _on_a_terminal(project, ["execute", "-l", "python", code], go_file=go)
+    assert status == 0, shown
+    assert shown.index("first") < shown.index("second")
+    assert "never streamed" not in shown
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="pseudo-terminals are POSIX")
+def test_on_a_terminal_a_large_output_is_shown_whole_and_still_indexed(project):
+    status, shown = _on_a_terminal(project, ["execute", "-l", "python", BIG_PY])
+    assert status == 0
+    assert "entry 0-0 " in shown and "the narwhal total is 9191" in shown
+    assert "Search it: ctxmode search QUERY --source execute:python" in shown
+    proc = ctxmode_process(project, "search", "narwhal total", "--source", "execute:python")
+    assert proc.returncode == 0 and "9191" in proc.stdout

@@ -1,5 +1,6 @@
 """The index and search commands end to end, through ctxmode.__main__.main (real exit codes)."""
 
+import json
 import os
 from pathlib import Path
 
@@ -198,8 +199,7 @@ def test_reindexing_an_unchanged_tree_reports_every_file_unchanged(project, caps
     assert doc["data"]["totals"]["sources"] == 12 and doc["data"]["totals"]["unchanged"] == 11
     assert [i["label"] for i in doc["data"]["indexed"] if not i["unchanged"]] == ["docs/n03.md"]
     assert main(["index", "docs"]) == 0
-    out = capsys.readouterr().out
-    assert "12 unchanged since indexed" in out and "indexed docs/" not in out
+    assert capsys.readouterr().out == "indexed 0 sources, 12 unchanged (428 bytes)\n"
 
 
 def test_search_never_shows_a_deleted_file_among_many(project, capsys, monkeypatch):
@@ -208,9 +208,107 @@ def test_search_never_shows_a_deleted_file_among_many(project, capsys, monkeypat
     assert run_json(capsys, "index", "docs")[0] == 0
     (project / "docs" / "n07.md").unlink()
     code, doc = run_json(capsys, "search", "marker7q")
-    assert code == 0 and doc["data"]["hits"] == []
+    assert code == 1 and doc["data"]["hits"] == []  # nothing matched: 1, like grep
     assert doc["data"]["refresh"]["dropped"] == ["docs/n07.md"]
     code, doc = run_json(capsys, "search", "shared", "words", "--limit", "20")
     assert sorted(h["source"] for h in doc["data"]["hits"]) == sorted(
         f"docs/n{i:02d}.md" for i in range(12) if i != 7
     )
+
+
+# --- exit status, hints ---------------------------------------------------------------------
+
+
+def _guide(project) -> None:
+    (project / "guide.md").write_text("# Guide\n\nThe pool timeout is 30 s.\n", encoding="utf-8")
+    assert main(["index", "guide.md", "-q"]) == 0
+
+
+def test_search_exits_1_when_nothing_matched_and_0_when_something_did(project, capsys):
+    _guide(project)
+    capsys.readouterr()
+    assert main(["search", "zzzqqqxxx"]) == 1
+    assert capsys.readouterr().out == "No results.\n"
+    code, doc = run_json(capsys, "search", "zzzqqqxxx")
+    assert code == 1 and doc["data"]["hits"] == []
+    assert doc["errors"] == [{"code": "no_match", "message": "nothing matched zzzqqqxxx"}]
+    assert main(["search", "pool"]) == 0
+
+
+def test_search_output_is_the_same_through_typer_and_the_fast_path(project, capsys):
+    from ctxmode.cli.app import main as typer_main
+
+    _guide(project)
+    capsys.readouterr()
+    assert main(["search", "pool", "timeout"]) == 0
+    fast = capsys.readouterr()
+    assert typer_main(["search", "pool", "timeout"]) == 0
+    assert capsys.readouterr() == fast
+    assert fast.out.startswith("1. guide.md:1-3  Guide  [")
+
+
+@pytest.mark.parametrize("query", [["-foo"], ["--foo", "bar"], ["x", "-1"]])
+def test_a_query_that_starts_with_a_dash_gets_a_hint_to_put_double_dash_first(
+    project, capsys, query
+):
+    assert main(["search", *query]) == 2
+    err = " ".join(capsys.readouterr().err.replace("│", " ").split())
+    assert "No such option" in err
+    assert "put -- before the query: ctxmode search --" in err
+
+
+def test_double_dash_searches_for_a_word_that_starts_with_a_dash(project, capsys):
+    (project / "flags.md").write_text("# Flags\n\nPass --verbose for more.\n", encoding="utf-8")
+    assert main(["index", "flags.md", "-q"]) == 0
+    capsys.readouterr()
+    assert main(["search", "--json", "--", "--verbose"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    assert doc["data"]["query"] == "--verbose"
+    assert "flags.md" in {hit["source"] for hit in doc["data"]["hits"]}
+
+
+# --- what index prints -----------------------------------------------------------------------
+
+
+def _tree(project, n: int) -> None:
+    (project / "docs").mkdir()
+    for i in range(n):
+        (project / "docs" / f"d{i}.md").write_text(f"# D{i}\n\nwords {i}\n", encoding="utf-8")
+    (project / "docs" / "blob.bin").write_bytes(b"\x00\x01binary")
+
+
+def test_index_prints_one_summary_line_with_counts_and_bytes(project, capsys):
+    _tree(project, 3)
+    assert main(["index", "docs"]) == 0
+    captured = capsys.readouterr()
+    assert captured.out == ("indexed 3 sources (3 chunks, 42 bytes), 1 skipped (-v names them)\n")
+    assert captured.err == ""
+    (project / "docs" / "d1.md").write_text("# D1\n\nnew words 1\n", encoding="utf-8")
+    assert main(["index", "docs"]) == 0
+    assert capsys.readouterr().out.startswith("indexed 1 source (1 chunk, 18 bytes), 2 unchanged")
+
+
+def test_index_verbose_names_every_file(project, capsys):
+    _tree(project, 2)
+    assert main(["index", "docs", "-v"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert "indexed docs/d0.md: 1 chunk (0 code), 14 bytes" in lines
+    assert any(line.startswith("skipping ") and "blob.bin: binary" in line for line in lines)
+    assert lines[-1].startswith("indexed 2 sources")
+
+
+def test_index_quiet_prints_only_errors(project, capsys):
+    _tree(project, 2)
+    assert main(["index", "docs", "--quiet"]) == 0
+    assert capsys.readouterr() == ("", "")
+    assert main(["index", "-q", "docs", "missing.md"]) == 3
+    captured = capsys.readouterr()
+    assert captured.out == "" and captured.err.startswith("Error: ")
+
+
+def test_index_refresh_reports_dropped_files_in_the_summary(project, capsys):
+    _tree(project, 2)
+    assert main(["index", "docs", "-q"]) == 0
+    (project / "docs" / "d0.md").unlink()
+    assert main(["index", "--refresh"]) == 0
+    assert "1 dropped (file deleted)" in capsys.readouterr().out

@@ -10,7 +10,7 @@ from pathlib import Path
 from ctxmode.__main__ import main
 
 ENVELOPE_KEYS = {"ctxmode_result_version", "command", "status", "exit_code", "data", "errors"}
-LINE = re.compile(r"^\[(OK|WARN|FAIL)\] ([^:]+): (.*)$")
+LINE = re.compile(r"^\[(OK|INFO|WARN|FAIL)\] ([^:]+): (.*)$")
 
 
 def doctor_json(capsys, *argv: str) -> tuple[int, dict]:

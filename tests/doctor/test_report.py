@@ -19,9 +19,10 @@ def test_json_contract_keys_statuses_and_summary(project, capsys):
     assert data["version"] == __version__
     assert all(set(c) == CHECK_KEYS for c in data["checks"])
     statuses = [c["status"] for c in data["checks"]]
-    assert set(statuses) <= {"OK", "WARN", "FAIL"}
+    assert set(statuses) <= {"OK", "INFO", "WARN", "FAIL"}
     assert data["summary"] == {
         "ok": statuses.count("OK"),
+        "info": statuses.count("INFO"),
         "warn": statuses.count("WARN"),
         "fail": statuses.count("FAIL"),
     }
@@ -90,9 +91,11 @@ def test_text_report_layout_is_plain_lines(project, capsys):
     body, last = lines[2:-1], lines[-1]
     assert body and all(LINE.match(line) for line in body), body
     ok = sum(line.startswith("[OK]") for line in body)
+    info = sum(line.startswith("[INFO]") for line in body)
     warn = sum(line.startswith("[WARN]") for line in body)
     fail = sum(line.startswith("[FAIL]") for line in body)
-    assert last == f"{ok} ok, {warn} warnings, {fail} failures"
+    warnings = "warning" if warn == 1 else "warnings"
+    assert last == f"{ok} ok, {info} info, {warn} {warnings}, {fail} failures"
     # no markdown that some MCP renderers choke on
     assert not any(line.startswith(("#", "- [", "* ", "```")) for line in lines)
     assert "\x1b[" not in text  # not a terminal: no colour codes
@@ -124,7 +127,7 @@ def test_no_shell_on_path_is_a_failure_exit_1(project, tmp_path, monkeypatch):
     assert shell.startswith("[FAIL] runtime shell: not installed (looked for: bash, sh")
     assert "— fix: install bash" in shell
     js = next(line for line in proc.stdout.splitlines() if "runtime javascript:" in line)
-    assert js.startswith("[WARN] ") and "— fix: install Node.js" in js
+    assert js.startswith("[INFO] ") and "— to use it: install Node.js" in js
     assert "Traceback" not in proc.stderr
 
 
@@ -146,7 +149,7 @@ def test_help_documents_the_json_contract_and_an_example(capsys):
     assert main(["doctor", "--help"]) == 0
     out = " ".join(capsys.readouterr().out.split())
     assert "Example: ctxmode doctor --json" in out
-    for word in ('"checks"', '"summary"', '"status"', '"fix"', "OK, WARN or FAIL"):
+    for word in ('"checks"', '"summary"', '"status"', '"fix"', "OK, INFO, WARN or FAIL"):
         assert word in out
 
 
@@ -164,3 +167,46 @@ def test_the_core_imports_no_cli_or_server_libraries():
     )
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.strip() == "[]"
+
+
+# --- runtimes: absent is information, present but broken is a warning ----------------------
+
+
+def _fake_tool(home, name: str, script: str) -> None:
+    tool = home.parent / "bin" / name
+    tool.write_text(f"#!/bin/sh\n{script}\n", encoding="utf-8")
+    tool.chmod(0o755)
+
+
+def test_an_absent_optional_runtime_is_information_with_how_to_install_it(project, capsys, home):
+    _, data = doctor_json(capsys)
+    ruby = by_name(data)["runtime ruby"]
+    assert ruby["status"] == "INFO" and ruby["detail"].startswith("not installed")
+    assert ruby["fix"] == "install Ruby (ruby on PATH)"
+    _, text = doctor_text(capsys)
+    assert "[INFO] runtime ruby: not installed (looked for: ruby on PATH) — to use it: " in text
+
+
+def test_rustup_without_a_default_toolchain_is_a_warning_with_the_fix(project, capsys, home):
+    _fake_tool(
+        home,
+        "rustc",
+        "echo \"error: rustup could not choose a version of rustc to run, because one wasn't "
+        'specified explicitly, and no default is configured." >&2\n'
+        "echo \"help: run 'rustup default stable' to download the latest stable release of "
+        'Rust and set it as the default toolchain." >&2\nexit 1',
+    )
+    code, data = doctor_json(capsys)
+    rust = by_name(data)["runtime rust"]
+    assert rust["status"] == "WARN"
+    assert "is there but does not work: error: rustup could not choose" in rust["detail"]
+    assert rust["fix"] == "rustup default stable"
+    assert code == 0  # a warning, not a failure
+
+
+def test_a_broken_runtime_without_a_suggestion_says_how_to_see_why(project, capsys, home):
+    _fake_tool(home, "ruby", "echo 'ruby: symbol lookup error' >&2\nexit 127")
+    _, data = doctor_json(capsys)
+    ruby = by_name(data)["runtime ruby"]
+    assert ruby["status"] == "WARN" and "symbol lookup error" in ruby["detail"]
+    assert ruby["fix"] == "run `ruby --version` to see why, then repair or reinstall it"

@@ -24,7 +24,7 @@ def test_a_server_of_this_project_is_ok(project, data_root, capsys):
     assert by_name(data)["server"] == {
         "name": "server",
         "status": "OK",
-        "detail": "1 server(s) running for this project",
+        "detail": "1 server running for this project",
         "fix": None,
     }
 
@@ -44,7 +44,7 @@ def test_only_other_projects_servers_warn(project, data_root, tmp_path, capsys):
         write_marker(data_root, project)
         _, data = doctor_json(capsys)
         assert by_name(data)["server"]["detail"] == (
-            "1 server(s) running for this project (1 for other projects)"
+            "1 server running for this project (1 for other projects)"
         )
     finally:
         other.kill()

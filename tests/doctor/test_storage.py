@@ -69,14 +69,14 @@ def test_a_corrupt_content_db_fails_with_the_purge_fix_and_is_left_alone(
     assert code == 1
     assert content["status"] == "FAIL"
     assert "damaged" in content["detail"] and "not a database" in content["detail"]
-    assert content["fix"] == "ctxmode purge --project"
+    assert content["fix"] == "ctxmode purge --all"
     assert data["summary"]["fail"] == 1
 
     code, text = doctor_text(capsys)
     assert code == 1
     line = next(x for x in text.splitlines() if x.startswith("[FAIL] content db: "))
-    assert line.endswith(" — fix: ctxmode purge --project")
-    assert text.splitlines()[-1].endswith("1 failures")
+    assert line.endswith(" — fix: ctxmode purge --all")
+    assert text.splitlines()[-1].endswith("1 failure")
     # Diagnosing does not set the file aside the way opening the store would.
     assert path.read_bytes() == garbage
     assert [p.name for p in path.parent.iterdir() if ".corrupt-" in p.name] == []
@@ -156,5 +156,5 @@ def test_fix_names_the_project_when_doctor_looked_at_another_one(
     code, data = doctor_json(capsys, "-p", str(other))
     content = by_name(data)["content db"]
     assert content["status"] == "FAIL" and code == 1
-    assert content["fix"].startswith("ctxmode purge --project --dir ")
+    assert content["fix"].startswith("ctxmode purge --all --project ")
     assert content["fix"].endswith("/other")

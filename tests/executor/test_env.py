@@ -108,15 +108,38 @@ def test_perl5opt_does_not_reach_perl(run, monkeypatch):
     assert result.stdout == "unset\n"
 
 
-def test_python_runs_in_a_temp_dir_that_is_tmpdir_and_is_removed_after(run, project):
-    code = "import os, tempfile\nprint(os.getcwd())\nprint(os.environ['TMPDIR'])\n"
-    code += "print(tempfile.gettempdir())"
+def test_python_runs_in_the_project_with_its_script_and_tmpdir_in_a_removed_temp_dir(run, project):
+    (project / "package.json").write_text('{"name": "demo"}', encoding="utf-8")
+    code = "import os, sys, tempfile\nprint(os.getcwd())\nprint(os.environ['TMPDIR'])\n"
+    code += "print(tempfile.gettempdir())\nprint(os.path.abspath(sys.argv[0]))\n"
+    code += "print(open('package.json').read())"
     result = run("python", code)
-    cwd, tmpdir, gettempdir = (Path(line) for line in result.stdout.splitlines())
-    assert cwd.resolve() == Path(tmpdir).resolve() == gettempdir.resolve()
-    assert cwd.name.startswith(".ctx-mode-")
-    assert project not in cwd.resolve().parents and cwd.resolve() != project
-    assert not cwd.exists()
+    cwd, tmpdir, gettempdir, script, package = result.stdout.splitlines()
+    assert Path(cwd).resolve() == project
+    assert package == '{"name": "demo"}'
+    tmp = Path(tmpdir).resolve()
+    assert tmp == Path(gettempdir).resolve() == Path(script).resolve().parent
+    assert tmp.name.startswith(".ctx-mode-")
+    assert project not in tmp.parents and tmp != project
+    assert not tmp.exists()
+
+
+@needs("node")
+def test_javascript_runs_in_the_project(run, project):
+    (project / "package.json").write_text('{"name": "demo"}', encoding="utf-8")
+    code = "const fs = require('fs');\nconsole.log(process.cwd());\n"
+    code += "console.log(JSON.parse(fs.readFileSync('package.json', 'utf8')).name);"
+    result = run("javascript", code)
+    assert result.exit_code == 0, result.stderr
+    cwd, name = result.stdout.splitlines()
+    assert Path(cwd).resolve() == project
+    assert name == "demo"
+
+
+@needs("perl")
+def test_perl_runs_in_the_project(run, project):
+    result = run("perl", 'use Cwd; print getcwd(), "\\n";')
+    assert Path(result.stdout.strip()).resolve() == project
 
 
 def test_shell_runs_in_the_project_root_with_tmpdir_outside_it(run, project):

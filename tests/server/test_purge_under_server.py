@@ -1,4 +1,4 @@
-"""`ctxmode purge --project` from the command line while a server for the project runs:
+"""`ctxmode purge --all` from the command line while a server for the project runs:
 the server notices at its next call that its databases were deleted and opens the new
 ones, so what it indexes and counts afterwards survives it."""
 
@@ -31,7 +31,7 @@ def _labels(db: Path) -> set[str]:
 
 def _purge_from_the_cli(project: Path) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        [sys.executable, "-m", "ctxmode", "purge", "--project", "--yes", "--dir", str(project)],
+        [sys.executable, "-m", "ctxmode", "purge", "--all", "--yes", "--project", str(project)],
         capture_output=True,
         text=True,
         env={**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)},

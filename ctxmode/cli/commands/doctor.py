@@ -8,21 +8,24 @@ from ctxmode.cli import output
 from ctxmode.cli.options import JsonOpt, ProjectOpt
 from ctxmode.errors import CtxError, ExitCode, UsageError
 
-_STYLES = {"[OK]": "green", "[WARN]": "yellow", "[FAIL]": "bold red"}
+_STYLES = {"[OK]": "green", "[INFO]": "cyan", "[WARN]": "yellow", "[FAIL]": "bold red"}
 
 
 def doctor(project: ProjectOpt = None, json_: JsonOpt = False) -> None:
     """Check Python, SQLite, runtimes, storage, databases, host setup and the server.
 
-    One line per check: [OK], [WARN] or [FAIL], then what was found and, when
-    something is wrong, "— fix:" and what to do. No settings file or database
-    is changed. The report is safe to paste into a bug report: the home
-    directory shows as ~, the user name as <user>, and secrets as ***. Exit 0
-    without failures (warnings allowed), 1 when a check fails.
+    One line per check: [OK], [INFO], [WARN] or [FAIL], then what was found
+    and, when something is wrong, "— fix:" and what to do. INFO is an optional
+    thing that is absent (a language runtime not installed), with "— to use
+    it:" and how to get it; a runtime that is installed but does not work is a
+    WARN. No settings file or database is changed. The report is safe to paste
+    into a bug report: the home directory shows as ~, the user name as <user>,
+    and secrets as ***. Exit 0 without failures (warnings allowed), 1 when a
+    check fails.
 
     With --json, data is {"version", "checks": [{"name", "status", "detail",
-    "fix"}], "summary": {"ok", "warn", "fail"}}; status is OK, WARN or FAIL and
-    fix is null when there is nothing to do.
+    "fix"}], "summary": {"ok", "info", "warn", "fail"}}; status is OK, INFO,
+    WARN or FAIL and fix is null when there is nothing to do.
 
     Example: ctxmode doctor --json
     """

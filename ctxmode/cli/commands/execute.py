@@ -1,17 +1,26 @@
-"""`ctxmode execute` and `ctxmode execute-file`: run code in the sandbox from a shell."""
+"""`ctxmode execute` and `ctxmode execute-file`: run code in the sandbox from a shell.
 
-import sys
+The work is `ctxmode.cli.actions.execute`; plain invocations of ``execute`` skip Typer
+altogether (`ctxmode.cli.fast`). This module declares both commands for help, completion,
+the man page and every invocation the fast path leaves to Typer.
+"""
+
 from pathlib import Path
 from typing import Annotated
 
 import typer
 
-from ctxmode import paths
-from ctxmode.cli import output
+from ctxmode.cli.actions.execute import run_code, run_file
 from ctxmode.cli.options import JsonOpt, ProjectOpt
-from ctxmode.errors import ExitCode, InputError, UsageError
-from ctxmode.executor import ExecRequest, ExecResult, execute
-from ctxmode.executor.runtimes import LANGUAGES, normalize_language
+from ctxmode.executor.runtimes import ALIASES, LANGUAGES
+
+
+def complete_language(incomplete: str) -> list[str]:
+    """Language names that start with what was typed; else aliases that do (js, py, sh)."""
+    typed = incomplete.lower()
+    names = [name for name in LANGUAGES if name.startswith(typed)]
+    return names or [alias for alias in ALIASES if alias.startswith(typed)]
+
 
 LangOpt = Annotated[
     str,
@@ -20,6 +29,7 @@ LangOpt = Annotated[
         "-l",
         help=f"Language: {', '.join(LANGUAGES)}.",
         show_default=False,
+        autocompletion=complete_language,
     ),
 ]
 TimeoutOpt = Annotated[
@@ -67,74 +77,6 @@ RawOpt = Annotated[
 ]
 
 
-def _read_stdin(what: str) -> str:
-    if sys.stdin.isatty():
-        raise UsageError(f"{what} comes from stdin, but stdin is a terminal; pipe it in")
-    return sys.stdin.read()
-
-
-def _exit_code(result: ExecResult) -> int:
-    if result.timed_out or result.capped:  # stopped by a limit, not by itself
-        return int(ExitCode.TIMEOUT)
-    return result.exit_code if 0 <= result.exit_code <= 255 else int(ExitCode.ERROR)
-
-
-def _finish(
-    request: ExecRequest,
-    result: ExecResult,
-    *,
-    label: str,
-    intent: str | None,
-    raw: bool,
-    json_: bool,
-    timeout_text: str | None = None,
-) -> None:
-    from ctxmode.executor.shaping import shape
-    from ctxmode.store import ContentStore
-
-    code = _exit_code(result)
-    shaped = None
-    if not raw:
-        where = paths.ProjectPaths(paths.data_root(), request.project_dir)
-        shaped = shape(
-            result,
-            label=label,
-            intent=intent,
-            open_store=lambda: ContentStore(where.adopt_legacy_content_db()),
-            timeout_text=timeout_text,
-        )
-    if json_:
-        output.emit_json(
-            {
-                "language": result.language,
-                "runtime": result.runtime,
-                "exit_code": result.exit_code,
-                "timed_out": result.timed_out,
-                "capped": result.capped,
-                "isolated": result.isolated,
-                "duration_ms": round(result.duration_ms, 1),
-                "stdout": result.stdout,
-                "stderr": result.stderr,
-                "text": shaped.text if shaped else None,
-                "is_error": shaped.is_error if shaped else result.exit_code != 0,
-                "indexed": shaped.indexed_label if shaped else None,
-            },
-            exit_code=code,
-        )
-    elif shaped is not None and shaped.indexed_label is not None:
-        sys.stdout.write(shaped.text + "\n")
-    else:
-        sys.stdout.write(result.stdout)
-        sys.stderr.write(result.stderr)
-        if result.timed_out:
-            output.stderr.print(
-                f"[timed out after {result.timeout_ms:.0f}ms — partial output shown]"
-            )
-    sys.stdout.flush()
-    if code:
-        raise typer.Exit(code)
-
-
 def execute_command(
     code: Annotated[
         str | None,
@@ -155,14 +97,17 @@ def execute_command(
 ) -> None:
     """Run code in a sandbox and print what it printed.
 
-    Each run gets its own temp directory, a scrubbed environment and a deadline
-    (120 s by default); the whole process tree is killed on timeout, and nothing
-    it started survives it. Output over 100 KB is indexed into the knowledge base
-    and a pointer is printed instead (--raw prints it all). Memory holds only
-    the first 1 MiB and last 256 KiB of each stream: a flood prints its first and
-    last lines and says what was left out, and at most 2 MiB of it, repeated
-    lines collapsed, is indexed within the deadline. The exit status is the
-    run's own; 124 when the deadline or the 100 MiB output cap stopped it.
+    Every language runs in the project directory (the script file and $TMPDIR
+    are in a temp directory of its own), with a scrubbed environment and a
+    deadline (120 s by default); the whole process tree is killed on timeout,
+    and nothing it started survives it. On a terminal the output streams live.
+    Piped, output over 100 KB is indexed into the knowledge base and a pointer
+    is printed instead (--raw prints it all); memory holds only the first 1 MiB
+    and last 256 KiB of each stream: a flood prints its first and last lines
+    and says what was left out, and at most 2 MiB of it, repeated lines
+    collapsed, is indexed within the deadline. The exit status is the run's
+    own; 124 when the deadline or the 100 MiB output cap stopped it. Runs are
+    counted in `ctxmode stats` as cli:execute.
 
     The host's permission rules are checked on the text first (exit 5): Bash
     deny rules on its commands, Read deny rules on the files it names. That is
@@ -172,32 +117,20 @@ def execute_command(
 
     Example: ctxmode execute --lang python "import sys; print(sys.version)"
     """
-    output.use_json(["execute"], json_)
-    if file is not None and code is not None:
-        raise UsageError("pass the code or --file, not both")
-    if file is not None:
-        try:
-            source = file.read_text(encoding="utf-8")
-        except OSError as exc:
-            raise InputError(f"cannot read {file}: {exc.strerror or exc}") from exc
-    elif code is None or code == "-":
-        source = _read_stdin("the code")
-    else:
-        source = code
-    request = ExecRequest(
-        language=lang,
-        code=source,
-        project_dir=paths.resolve_project(project),
+    status = run_code(
+        code,
+        lang=lang,
+        file=file,
         timeout_ms=timeout_ms,
+        intent=intent,
         isolate=isolate,
         network=network,
-        keep_all=raw,
+        raw=raw,
+        project=project,
+        json_=json_,
     )
-    _check_code(request)
-    result = execute(request)
-    _finish(
-        request, result, label=f"execute:{result.language}", intent=intent, raw=raw, json_=json_
-    )
+    if status:
+        raise typer.Exit(status)
 
 
 def execute_file_command(
@@ -224,50 +157,22 @@ def execute_file_command(
     """Process a file in the sandbox: the file's text never reaches your context.
 
     The code sees the file as FILE_CONTENT (its text) and FILE_CONTENT_PATH; only
-    what the code prints comes back.
+    what the code prints comes back. It runs in the project directory, as for
+    `ctxmode execute`; runs are counted in `ctxmode stats` as cli:execute-file.
 
     Example: ctxmode execute-file access.log -c "print(len(FILE_CONTENT.splitlines()))"
     """
-    output.use_json(["execute-file"], json_)
-    source = code if code is not None and code != "-" else _read_stdin("the code")
-    request = ExecRequest(
-        language=lang,
-        code=source,
-        project_dir=paths.resolve_project(project),
+    status = run_file(
+        path,
+        lang=lang,
+        code=code,
         timeout_ms=timeout_ms,
-        file_path=path,
+        intent=intent,
         isolate=isolate,
         network=network,
-        keep_all=raw,
-    )
-    _check_path(request)
-    _check_code(request)
-    result = execute(request)
-    _finish(
-        request,
-        result,
-        label=f"file:{path}",
-        intent=intent,
         raw=raw,
+        project=project,
         json_=json_,
-        timeout_text=f"Timed out processing {path} after {result.timeout_ms:.0f}ms",
     )
-
-
-def _check_code(request: ExecRequest) -> None:
-    """Refuse code the project's permission rules deny, by its commands or by the files it
-    names (exit 5)."""
-    from ctxmode.security import check_run, enforce, load_policy
-
-    language = normalize_language(request.language)
-    policy = load_policy(request.project_dir)
-    enforce(check_run(policy, language, request.code, request.project_dir))
-
-
-def _check_path(request: ExecRequest) -> None:
-    """Refuse a file the project's Read rules deny (exit 5)."""
-    from ctxmode.security import check_path, enforce, load_policy
-
-    assert request.file_path is not None
-    policy = load_policy(request.project_dir)
-    enforce(check_path(policy, request.file_path, request.project_dir))
+    if status:
+        raise typer.Exit(status)

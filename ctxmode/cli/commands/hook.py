@@ -6,13 +6,19 @@ from typing import Annotated
 import typer
 
 from ctxmode.cli import output
+from ctxmode.cli.options import complete_platform
 from ctxmode.errors import UsageError
 from ctxmode.platforms import PLATFORMS
 
 
 def hook(
     platform: Annotated[
-        str, typer.Argument(help=f"Host agent: {', '.join(PLATFORMS)}.", show_default=False)
+        str,
+        typer.Argument(
+            help=f"Host agent: {', '.join(PLATFORMS)}.",
+            show_default=False,
+            autocompletion=complete_platform,
+        ),
     ],
     event: Annotated[str, typer.Argument(help="Hook event, e.g. pretooluse.")],
 ) -> None:

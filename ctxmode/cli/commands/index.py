@@ -1,4 +1,9 @@
-"""`ctxmode index`: put files, directories or stdin into the project's knowledge base."""
+"""`ctxmode index`: put files, directories or stdin into the project's knowledge base.
+
+Quiet by default: a progress bar on a terminal while a tree is read, then one summary line
+(indexed, unchanged, skipped, dropped: counts and bytes). ``-v`` names every file, ``-q``
+prints errors only, ``--json`` the whole report as data.
+"""
 
 import sys
 from pathlib import Path
@@ -11,11 +16,12 @@ from ctxmode.cli.commands.sources import render_sources
 from ctxmode.cli.context import open_store
 from ctxmode.cli.options import JsonOpt, ProjectOpt
 from ctxmode.errors import CtxError, ExitCode, InputError, NotFoundError, UsageError
-from ctxmode.store import ContentStore
+from ctxmode.store import ContentStore, RefreshReport
 from ctxmode.store.files import MAX_FILE_BYTES
 from ctxmode.store.indexer import BAD_NAME, IndexRun, index_paths
+from ctxmode.wording import plural
 
-_PROGRESS_AFTER = 20
+_PROGRESS_AFTER = 20  # files: fewer are read before a bar would be worth drawing
 
 
 def index(
@@ -54,6 +60,13 @@ def index(
     list_: Annotated[
         bool, typer.Option("--list", help="List the indexed sources instead of indexing.")
     ] = False,
+    verbose: Annotated[
+        bool,
+        typer.Option(
+            "--verbose", "-v", help="Name every file: indexed, unchanged, skipped, dropped."
+        ),
+    ] = False,
+    quiet: Annotated[bool, typer.Option("--quiet", "-q", help="Print errors only.")] = False,
     project: ProjectOpt = None,
     json_: JsonOpt = False,
 ) -> None:
@@ -61,11 +74,18 @@ def index(
 
     Directories are walked with .gitignore honoured; binary files, files over
     --max-file-size, hidden entries and VCS/cache directories are skipped. Indexing a
-    label again replaces what it held.
+    label again replaces what it held; a file whose size and mtime (else content) did
+    not change is not read again and counts as unchanged.
+
+    Prints one summary line: how many sources were indexed (chunks, bytes), unchanged,
+    skipped and dropped; on a terminal a progress bar runs meanwhile. -v names every
+    file, -q prints only errors, --json gives the whole report as data.
 
     Example: ctxmode index README.md docs/ 'src/**/*.py'
     """
     output.use_json(["index"], json_)
+    if verbose and quiet:
+        raise UsageError("choose one: --verbose or --quiet")
     if list_:
         store, _ = open_store(project)
         with store:
@@ -88,8 +108,9 @@ def index(
             text = data.decode("utf-8", "replace")
             run.indexed.append(store.index_text(text, source or "stdin", kind=kind))
         if names:
-            run_files(store, names, where.project_dir, source, max_file_size, hidden, run)
-    _report(run, refreshed, json_)
+            bar = not (json_ or quiet) and output.styled(sys.stderr)
+            run_files(store, names, where.project_dir, source, max_file_size, hidden, run, bar)
+    _report(run, refreshed, json_, verbose=verbose, quiet=quiet)
 
 
 def run_files(
@@ -100,26 +121,30 @@ def run_files(
     max_bytes: int,
     hidden: bool,
     run: IndexRun,
+    show_bar: bool = False,
 ) -> None:
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
-
-    bar = Progress(
-        TextColumn("indexing"),
-        BarColumn(),
-        MofNCompleteColumn(),
-        TextColumn("{task.description}"),
-        console=output.stderr,
-        transient=True,
-    )
+    """Index `names` into `run`; `show_bar`: a progress bar on stderr for a long run."""
+    bar = None
     task = None
 
     def progress(done: int, total: int, name: str) -> None:
-        nonlocal task
-        if total < _PROGRESS_AFTER:
+        nonlocal bar, task
+        if not show_bar or total < _PROGRESS_AFTER:
             return
-        if task is None:
+        if bar is None:
+            from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
+
+            bar = Progress(
+                TextColumn("indexing"),
+                BarColumn(),
+                MofNCompleteColumn(),
+                TextColumn("{task.description}"),
+                console=output.stderr,
+                transient=True,
+            )
             bar.start()
             task = bar.add_task("", total=total)
+        assert task is not None
         bar.update(task, completed=done, description=name[-60:])
 
     try:
@@ -135,14 +160,15 @@ def run_files(
             progress=progress,
         )
     finally:
-        bar.stop()
+        if bar is not None:
+            bar.stop()
     run.indexed.extend(result.indexed)
     run.skipped.extend(result.skipped)
 
 
-def _report(run: IndexRun, refreshed: object, json_: bool) -> None:
-    from ctxmode.store import RefreshReport
-
+def _report(
+    run: IndexRun, refreshed: object, json_: bool, *, verbose: bool = False, quiet: bool = False
+) -> None:
     errors = run.errors
     exit_code = ExitCode.OK
     if errors:
@@ -188,36 +214,61 @@ def _report(run: IndexRun, refreshed: object, json_: bool) -> None:
             errors=[{"code": p.code, "message": p.message} for p in errors],
         )
     else:
-        con = output.stdout
-        if isinstance(refreshed, RefreshReport):
-            con.print(
-                f"refresh: {len(refreshed.refreshed)} re-indexed, {len(refreshed.dropped)} "
-                f"dropped (file deleted), {len(refreshed.denied)} left alone (denied)"
-            )
-            for label in refreshed.dropped:
-                con.print(f"  dropped {label}")
-        unchanged = sum(r.unchanged for r in run.indexed)
-        for r in run.indexed:
-            if r.unchanged and len(run.indexed) > 1:
-                continue  # counted below: a re-index of a big tree is not a page per file
-            con.print(
-                f"{'unchanged' if r.unchanged else 'indexed'} {r.label}: {r.chunks} chunks "
-                f"({r.code_chunks} code), {r.bytes:,} bytes",
-            )
-        if unchanged and len(run.indexed) > 1:
-            con.print(f"{unchanged} unchanged since indexed (size and mtime, else content)")
-        if len(run.indexed) > 1:
-            con.print(
-                f"{len(run.indexed)} sources, {sum(r.chunks for r in run.indexed)} chunks, "
-                f"{sum(r.bytes for r in run.indexed):,} bytes"
-            )
-        quiet = [p for p in run.skipped if not p.explicit and p.code != BAD_NAME]
-        if quiet:
-            output.stderr.print(f"skipped {len(quiet)} file(s) (binary, too large or unreadable)")
-        for p in run.skipped:
-            if not p.explicit and p.code == BAD_NAME:
-                output.stderr.print(p.message, markup=False, highlight=False)
+        refresh = refreshed if isinstance(refreshed, RefreshReport) else None
+        if not quiet:
+            if verbose:
+                _list_files(run, refresh)
+            else:
+                for p in run.skipped:
+                    if not p.explicit and p.code == BAD_NAME:
+                        output.note(p.message)  # its name cannot be shown anywhere else
+            output.say(summary(run, refresh, verbose=verbose))
         for p in errors:
             output.error(p.message, p.code, int(exit_code))
     if exit_code:
         raise typer.Exit(int(exit_code))
+
+
+def _list_files(run: IndexRun, refresh: RefreshReport | None) -> None:
+    """-v: one line per file, what happened to it and why."""
+    for r in run.indexed:
+        if r.unchanged:
+            output.say(f"unchanged {r.label}")
+        else:
+            output.say(
+                f"indexed {r.label}: {plural(r.chunks, 'chunk')} ({r.code_chunks} code), "
+                f"{r.bytes:,} bytes"
+            )
+    for p in run.skipped:
+        if not p.explicit:
+            output.say(p.message)  # "skipping PATH: why"
+    if refresh is not None:
+        for label in refresh.refreshed:
+            output.say(f"re-indexed {label} (changed)")
+        for label in refresh.dropped:
+            output.say(f"dropped {label} (file deleted)")
+        for label in refresh.denied:
+            output.say(f"left alone {label} (a Read deny rule matches it)")
+
+
+def summary(run: IndexRun, refresh: RefreshReport | None = None, *, verbose: bool = False) -> str:
+    """The one line an index prints: indexed, unchanged, skipped, dropped, with sizes."""
+    fresh = [r for r in run.indexed if not r.unchanged]
+    same = [r for r in run.indexed if r.unchanged]
+    parts = [f"indexed {plural(len(fresh), 'source')}"]
+    if fresh:
+        chunks = plural(sum(r.chunks for r in fresh), "chunk")
+        parts[0] += f" ({chunks}, {sum(r.bytes for r in fresh):,} bytes)"
+    if same:
+        parts.append(f"{len(same):,} unchanged ({sum(r.bytes for r in same):,} bytes)")
+    skipped = [p for p in run.skipped if not p.explicit]
+    if skipped:
+        parts.append(f"{len(skipped):,} skipped" + ("" if verbose else " (-v names them)"))
+    if refresh is not None:
+        if refresh.refreshed:
+            parts.append(f"{len(refresh.refreshed):,} re-indexed (changed)")
+        if refresh.dropped:
+            parts.append(f"{len(refresh.dropped):,} dropped (file deleted)")
+        if refresh.denied:
+            parts.append(f"{len(refresh.denied):,} left alone (denied)")
+    return ", ".join(parts)

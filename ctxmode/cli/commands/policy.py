@@ -6,11 +6,12 @@ import typer
 
 from ctxmode import paths
 from ctxmode.cli import output
-from ctxmode.cli.options import JsonOpt, ProjectOpt
+from ctxmode.cli.options import BareHelpGroup, JsonOpt, ProjectOpt
 from ctxmode.errors import ExitCode
 
 policy_app = typer.Typer(
     name="policy",
+    cls=BareHelpGroup,
     help="Inspect the permission rules ctxmode enforces (Claude-style settings files).",
     no_args_is_help=True,
 )

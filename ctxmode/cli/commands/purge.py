@@ -5,18 +5,44 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
+from typer import _click
+from typer.core import TyperCommand
 
 from ctxmode import paths, purge
 from ctxmode.cli import output
-from ctxmode.cli.options import JsonOpt
+from ctxmode.cli.options import JsonOpt, ProjectOpt
 from ctxmode.errors import UsageError
+
+_LEGACY_ALL = "--legacy-project-flag"
+LEGACY_ALL_NOTICE = (
+    "--project without a directory is deprecated: use --all for the whole project "
+    "(-p/--project DIR picks the project, as in every other command)"
+)
+LEGACY_DIR_NOTICE = "--dir/-C is deprecated: use -p/--project DIR"
+
+
+class PurgeCommand(TyperCommand):
+    """`purge`, reading the old spelling too: ``--project`` used to be the flag that
+    chose the whole project. It still is where no directory follows it: at the end of
+    the command line or before another option (a directory that starts with '-' is
+    given as ``--project=DIR`` or ``-p DIR``). ``--project DIR`` and ``--project=DIR``
+    name the project, as everywhere else."""
+
+    def parse_args(self, ctx: _click.Context, args: list[str]) -> list[str]:
+        args = list(args)
+        for i, arg in enumerate(args):
+            if arg == "--":
+                break
+            if arg == "--project" and (i + 1 == len(args) or args[i + 1].startswith("-")):
+                args[i] = _LEGACY_ALL
+        return super().parse_args(ctx, args)
 
 
 def purge_command(
-    project_scope: Annotated[
+    all_: Annotated[
         bool,
         typer.Option(
-            "--project",
+            "--all",
             help="Delete the whole project: knowledge base, session events, stats files.",
         ),
     ] = False,
@@ -28,22 +54,16 @@ def purge_command(
     dry_run: Annotated[
         bool, typer.Option("--dry-run", "-n", help="List what would be deleted; delete nothing.")
     ] = False,
-    project_dir: Annotated[
-        Path | None,
-        typer.Option(
-            "--dir",
-            "-C",
-            help="Project directory (default: as for other commands, the enclosing git work "
-            "tree or the current directory).",
-            file_okay=False,
-            show_default=False,
-        ),
+    project: ProjectOpt = None,
+    legacy_all: Annotated[bool, typer.Option(_LEGACY_ALL, hidden=True)] = False,
+    legacy_dir: Annotated[
+        Path | None, typer.Option("--dir", "-C", hidden=True, file_okay=False)
     ] = None,
     json_: JsonOpt = False,
 ) -> None:
-    """Permanently delete stored data: the whole project (--project) or one session.
+    """Permanently delete stored data: the whole project (--all) or one session.
 
-    --project removes the project's knowledge base, session database, events markdown
+    --all removes the project's knowledge base, session database, events markdown
     and stats files (with their SQLite -wal/-shm files). --session ID removes that
     session's events and the chunks indexed during it; files, other sessions and the
     project's stats stay. Only files derived from this project's directory are touched:
@@ -51,12 +71,24 @@ def purge_command(
     when stdin is not a terminal). Cannot be undone: preview with --dry-run or
     `ctxmode stats`.
 
+    -p/--project DIR picks the project, as in other commands. The old spellings still
+    work, with a notice: --project with no directory after it for --all, --dir/-C DIR
+    for --project DIR.
+
     Example: ctxmode purge --session 7c8a1234-5678-9abc-def0-12345678abcd --dry-run
     """
     output.use_json(["purge"], json_)
-    if project_scope == bool(session):
-        raise UsageError("choose one scope: --project, or --session ID")
-    where = paths.project_paths(project_dir)
+    if legacy_all:
+        output.warn(LEGACY_ALL_NOTICE)
+    if legacy_dir is not None:
+        output.warn(LEGACY_DIR_NOTICE)
+        if project is not None:
+            raise UsageError("give the project once: -p/--project DIR (not also --dir)")
+        project = legacy_dir
+    whole = all_ or legacy_all
+    if whole == bool(session):
+        raise UsageError("choose one scope: --all (the whole project), or --session ID")
+    where = paths.project_paths(project)
     root, folder = where.root, where.project_dir
     if session:
         events, chunks = purge.session_counts(root, folder, session)

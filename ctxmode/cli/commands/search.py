@@ -1,20 +1,38 @@
-"""`ctxmode search`: query the project's knowledge base."""
+"""`ctxmode search`: query the project's knowledge base.
+
+The work is `ctxmode.cli.actions.search`; plain invocations skip Typer altogether
+(`ctxmode.cli.fast`). This module declares the command for help, completion, the man page
+and every invocation the fast path leaves to Typer.
+"""
 
 from enum import Enum
 from typing import Annotated
 
 import typer
+from typer import _click
+from typer.core import TyperCommand
 
-from ctxmode.cli import output
-from ctxmode.cli.context import open_store
+from ctxmode.cli.actions.search import dash_hint
+from ctxmode.cli.actions.search import search as run_search
 from ctxmode.cli.options import JsonOpt, ProjectOpt
-from ctxmode.errors import NotFoundError, UsageError
-from ctxmode.store import SearchResult
 
 
 class ContentType(str, Enum):
     code = "code"
     prose = "prose"
+
+
+class QueryCommand(TyperCommand):
+    """`search`, with a hint when a query word that starts with '-' was taken for an option."""
+
+    def parse_args(self, ctx: _click.Context, args: list[str]) -> list[str]:
+        given = list(args)  # the parser consumes `args`
+        try:
+            return super().parse_args(ctx, args)
+        except _click.exceptions.NoSuchOption as exc:
+            word = next((a for a in given if a.startswith(exc.option_name)), exc.option_name)
+            exc.message = f"{exc.message.rstrip('.')}; {dash_hint(word)}"
+            raise
 
 
 def search(
@@ -36,83 +54,18 @@ def search(
 
     Results show the source, lines, title and the matching lines of each chunk. Sources
     backed by files are checked first: changed files are re-indexed, deleted ones dropped.
+    Exits 0 when something matched and 1 when nothing did (like grep), 3 when the
+    knowledge base is empty. A query that starts with '-' goes after '--'.
 
     Example: ctxmode search "connection pool timeout" --limit 3
     """
-    output.use_json(["search"], json_)
-    text = " ".join(query).strip()
-    if not text:
-        raise UsageError("empty query: pass the words to search for")
-    store, _ = open_store(project)
-    with store:
-        if store.chunk_count() == 0:
-            raise NotFoundError(
-                "the knowledge base of this project is empty; index something first: "
-                "ctxmode index PATH (or pass --project DIR)"
-            )
-        result = store.search(
-            text, limit=limit, source=source, content_type=type_.value if type_ else None
-        )
-    if json_:
-        output.emit_json(_as_data(result))
-    else:
-        _render(result)
-
-
-def _as_data(result: SearchResult) -> dict[str, object]:
-    return {
-        "query": result.query,
-        "corrections": result.corrections,
-        "refresh": {
-            "refreshed": result.refresh.refreshed,
-            "dropped": result.refresh.dropped,
-        },
-        "hits": [
-            {
-                "source": h.source,
-                "title": h.title,
-                "content_type": h.content_type,
-                "layer": h.layer,
-                "score": h.score,
-                "file_path": h.file_path,
-                "start_line": h.start_line,
-                "end_line": h.end_line,
-                "snippet": h.snippet,
-            }
-            for h in result.hits
-        ],
-    }
-
-
-def _render(result: SearchResult) -> None:
-    from rich.text import Text
-
-    con = output.stdout
-    refresh = result.refresh
-    if refresh.refreshed:
-        output.stderr.print(f"re-indexed {len(refresh.refreshed)} changed source(s)")
-    if refresh.dropped:
-        output.stderr.print(
-            f"dropped {len(refresh.dropped)} source(s) whose file was deleted: "
-            + ", ".join(refresh.dropped[:5])
-        )
-    if result.corrections:
-        fixed = ", ".join(f"{a} → {b}" for a, b in result.corrections.items())
-        output.stderr.print(f"also searched for: {fixed}")
-    if not result.hits:
-        con.print("No results.")
-        return
-    for n, hit in enumerate(result.hits, 1):
-        where = hit.source
-        if hit.start_line is not None:
-            where += f":{hit.start_line}-{hit.end_line}"
-        header = Text.assemble(
-            (f"{n}. ", "bold"),
-            (where, "bold cyan"),
-            "  ",
-            (hit.title, "bold"),
-            (f"  [{hit.layer}]", "dim"),
-        )
-        con.print(header)
-        con.print(Text(hit.snippet))
-        con.print()
+    code = run_search(
+        query,
+        limit=limit,
+        source=source,
+        content_type=type_.value if type_ else None,
+        project=project,
+        json_=json_,
+    )
+    if code:
+        raise typer.Exit(code)

@@ -9,11 +9,13 @@ import typer
 
 from ctxmode import paths
 from ctxmode.cli import output
-from ctxmode.cli.options import ProjectOpt
+from ctxmode.cli.options import BareHelpGroup, ProjectOpt
 from ctxmode.errors import NotFoundError
+from ctxmode.wording import plural
 
 session_app = typer.Typer(
     name="session",
+    cls=BareHelpGroup,
     help="Inspect session continuity: the events hooks recorded, per session.",
     no_args_is_help=True,
 )
@@ -124,7 +126,7 @@ def _render(session_id: str, found: list[object]) -> None:
     if not session_id:
         con.print("No sessions recorded yet. Hooks record them: ctxmode hook PLATFORM EVENT")
         return
-    con.print(f"session {session_id}: {len(found)} events")
+    con.print(f"session {session_id}: {plural(len(found), 'event')}")
     for item in found:
         event = _event_json(item)
         text = " ".join(str(event["data"]).split())
@@ -172,5 +174,5 @@ def list_sessions(project: ProjectOpt = None, json_: LinesJsonOpt = False) -> No
         stamp = str(row["last_event_at"] or row["started_at"])[:19].replace("T", " ")
         output.stdout.print(
             f"{stamp}  {row['session_id']}  {row['platform'] or '-':<18} {row['events']:>5} "
-            f"events  {row['project_dir']}"
+            f"{'event ' if row['events'] == 1 else 'events'}  {row['project_dir']}"
         )

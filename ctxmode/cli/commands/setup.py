@@ -9,8 +9,9 @@ import typer
 
 from ctxmode import paths
 from ctxmode.cli import output
-from ctxmode.cli.options import JsonOpt, ProjectOpt
+from ctxmode.cli.options import JsonOpt, ProjectOpt, complete_platform
 from ctxmode.errors import UsageError
+from ctxmode.platforms import PLATFORMS
 
 if TYPE_CHECKING:  # the setup package loads only when a setup command runs
     from ctxmode.setup.model import FileChange, SetupResult
@@ -18,9 +19,9 @@ if TYPE_CHECKING:  # the setup package loads only when a setup command runs
 PlatformArg = Annotated[
     str,
     typer.Argument(
-        help="Host agent: claude-code, qwen-code, gemini-cli, codex, vscode-copilot, "
-        "jetbrains-copilot, cursor, kiro or opencode.",
+        help=f"Host agent: {', '.join(PLATFORMS)}.",
         show_default=False,
+        autocompletion=complete_platform,
     ),
 ]
 GlobalOpt = Annotated[

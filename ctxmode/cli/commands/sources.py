@@ -4,6 +4,7 @@ from ctxmode.cli import output
 from ctxmode.cli.context import open_store
 from ctxmode.cli.options import JsonOpt, ProjectOpt
 from ctxmode.store import SourceInfo
+from ctxmode.wording import plural
 
 
 def sources(project: ProjectOpt = None, json_: JsonOpt = False) -> None:
@@ -53,6 +54,6 @@ def render_sources(items: list[SourceInfo], json_: bool) -> None:
         )
     output.stdout.print(table)
     output.stdout.print(
-        f"{len(items)} sources, {sum(s.chunks for s in items)} chunks, "
+        f"{plural(len(items), 'source')}, {plural(sum(s.chunks for s in items), 'chunk')}, "
         f"{sum(s.bytes for s in items):,} bytes"
     )

@@ -22,11 +22,12 @@ def stats(
 ) -> None:
     """Show what ctxmode kept out of the agent's context: this session, this project.
 
-    Counts are measured per MCP tool call: bytes returned to the agent and bytes that
-    stayed in the sandbox. One formula: without = kept in sandbox + returned, with =
-    max(1, returned), kept out = 1 - with / without. Events captured by hooks are shown
-    apart and never counted as savings. Tokens are estimates (bytes / 4). Read-only: it
-    writes no file.
+    Counts are measured per MCP tool call, and per run of `ctxmode execute` and
+    `execute-file` (the cli:execute and cli:execute-file rows): bytes returned (to the
+    agent, or printed by the CLI) and bytes that stayed in the sandbox. One formula:
+    without = kept in sandbox + returned, with = max(1, returned), kept out = 1 - with /
+    without. Events captured by hooks are shown apart and never counted as savings.
+    Tokens are estimates (bytes / 4). Read-only: it writes no file.
 
     Example: ctxmode stats --all-projects
     """
