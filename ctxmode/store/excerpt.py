@@ -37,6 +37,7 @@ from ctxmode.store.query import Matcher
 
 EXCERPT_BYTES = 600
 WHOLE_BYTES = 500  # a chunk this small is shown whole
+INFLECTED = 0.8  # a term found only inside a longer word (differing for differ)
 LINE_CAP = 300  # a long line is clipped to this many characters around its match
 GAP = "\u2026"
 
@@ -94,6 +95,7 @@ def excerpt(
     lowered = content.lower()
     # Which terms each line holds, and where in the line (to clip a long line around).
     held: list[dict[int, int]] = [{} for _ in lines]
+    whole: list[set[int]] = [set() for _ in lines]  # terms held as the word itself
     for k, term in enumerate(terms):
         matcher = term.own
         if term.extra is not None and term.own.first(content, lowered) is None:
@@ -101,6 +103,8 @@ def excerpt(
         for at in matcher.starts(content, lowered):
             i = bisect_right(starts, at) - 1
             held[i].setdefault(k, at - starts[i])
+            if matcher.whole_word(content, at):
+                whole[i].add(k)
     hits = [i for i in range(len(lines)) if held[i]]
     if not hits:
         return _head(content, budget)[:max_chars] if max_chars else _head(content, budget)
@@ -132,7 +136,11 @@ def excerpt(
         for i in hits:
             if i in tried:
                 continue
-            gain = sum(terms[k].weight for k in held[i] if k not in covered)
+            gain = sum(
+                terms[k].weight * (1.0 if k in whole[i] else INFLECTED)
+                for k in held[i]
+                if k not in covered
+            )
             if gain > 0 and (best is None or gain > best[0]):
                 best = (gain, i)
         if best is None:
@@ -148,19 +156,19 @@ def excerpt(
                 take(j, 0)
     for j in head_lines(lines):
         take(j, 0)
-    # 3. Lines repeating covered terms, by weight, then a second line of context.
+    # 3. A second line of context, then lines repeating covered terms, by weight.
     wanted = sum(t.weight for t in terms if t.term)
     if sum(terms[k].weight for k in covered if terms[k].term) < wanted * 0.999:
+        for i in chosen:
+            for j in (i - 2, i + 2):
+                if 0 <= j < len(lines) and lines[j].strip():
+                    take(j, 0)
         repeats = sorted(
             (i for i in hits if i not in keep),
             key=lambda i: (-sum(terms[k].weight for k in held[i]), i),
         )
         for i in repeats:
             take(i, clip_at(i))
-        for i in sorted(keep):
-            for j in (i - 2, i + 2):
-                if 0 <= j < len(lines) and lines[j].strip():
-                    take(j, 0)
 
     text = _render(lines, keep)
     while len(text.encode("utf-8")) > budget and len(order) > 1:  # the gap marks' cost

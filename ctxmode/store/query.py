@@ -228,7 +228,7 @@ class WordPattern:
     substring test (`needles`, any of them or `every` one): most chunks hold none of a
     query's words."""
 
-    __slots__ = ("_bounded", "_every", "_expression", "_words", "needles")
+    __slots__ = ("_bounded", "_every", "_expression", "_whole", "_words", "needles")
 
     def __init__(
         self,
@@ -237,6 +237,7 @@ class WordPattern:
         needles: Sequence[str] = (),
         bounded: bool = True,
         every: bool = False,
+        whole: Sequence[str] = (),
     ) -> None:
         # A word that starts with another one adds nothing: its matches are the other's.
         kept = sorted(set(words), key=len)
@@ -247,6 +248,21 @@ class WordPattern:
         self._bounded = bounded
         self._every = every
         self.needles = (*self._words, *needles) if self._words else tuple(needles)
+        self._whole = frozenset(whole)
+
+    def whole_word(self, text: str, at: int) -> bool:
+        """The match at `at` is one of the words as given, not a longer word (``differ:``,
+        not ``differing``); always true without `whole` words."""
+        if not self._whole:
+            return True
+        end = at + 1
+        while (
+            end < len(text)
+            and text[end].isalnum()
+            and not (text[end].isupper() and text[end - 1].islower())
+        ):
+            end += 1
+        return text[at:end].lower() in self._whole
 
     def starts(self, text: str, lowered: str | None = None) -> Iterator[int]:
         """Where the matches in `text` start, in order; `lowered` is ``text.lower()``."""
@@ -302,6 +318,9 @@ class PairPattern:
     def first(self, text: str, lowered: str | None = None) -> int | None:
         return next(self.starts(text, lowered), None)
 
+    def whole_word(self, text: str, at: int) -> bool:
+        return True
+
 
 Matcher = WordPattern | PairPattern
 
@@ -322,11 +341,12 @@ def _word_alternatives(words: Sequence[str]) -> tuple[list[str], list[str]]:
 def word_matcher(words: Sequence[str]) -> WordPattern | None:
     """Matches any of `words` or their stems where a word or an identifier part starts."""
     plain, compound = _word_alternatives(words)
+    whole = [w.lower() for w in words if len(_SPLIT.split(w)) == 1]
     if not compound:
-        return WordPattern(plain) if plain else None
+        return WordPattern(plain, whole=whole) if plain else None
     # An identifier of several parts is only there if its longest part is.
     longest = [max(_SPLIT.split(w.lower()), key=len) for w in words if _SPLIT.sub("", w)]
-    return WordPattern(plain, "|".join(compound), needles=longest)
+    return WordPattern(plain, "|".join(compound), needles=longest, whole=whole)
 
 
 def term_matchers(

@@ -122,3 +122,11 @@ def test_an_overlong_line_is_windowed_around_its_match():
     out = excerpt(line + "\nsecond line", [_tell("match")], budget=500)
     assert "MATCH" in out
     assert len(out.encode("utf-8")) <= 500
+
+
+def test_the_word_itself_beats_a_longer_word_it_starts():
+    lines = _filler(80)
+    lines[10] = "        differing = None"
+    lines[50] = "            differing = '%ss differ: %s != %s\\n' % (name, a, b)"
+    out = excerpt("\n".join(lines), [_tell("differ")], budget=120)
+    assert "differ: %s != %s" in out
