@@ -121,6 +121,16 @@ def resolve_file(project_dir: Path, path: str) -> Path:
     return resolved.absolute()
 
 
+def file_size(project_dir: Path, path: str) -> int:
+    """The size of an execute_file file (absolute or relative to the project); 0 when it
+    cannot be read: what a caller reading it itself would have put into its context."""
+    target = Path(path).expanduser()
+    try:
+        return (target if target.is_absolute() else project_dir / target).stat().st_size
+    except OSError:
+        return 0
+
+
 def execute(
     request: ExecRequest,
     *,

@@ -12,7 +12,7 @@ from typing import Any
 
 from ctxmode import batch, security
 from ctxmode.errors import NotFoundError, UsageError
-from ctxmode.executor import ExecRequest, execute
+from ctxmode.executor import ExecRequest, execute, file_size
 from ctxmode.executor.runtimes import normalize_language
 from ctxmode.executor.shaping import shape
 from ctxmode.server import coerce
@@ -120,17 +120,9 @@ def ctx_execute_file(state: ServerState, args: dict[str, Any], call: Call) -> Re
         timeout_text=f"Timed out processing {path} after {result.timeout_ms:.0f}ms",
     )
     # Without ctxmode the agent reads the file itself: its size is what stayed out.
-    call.meter.handled = _file_size(state.project_dir, path)
+    call.meter.handled = file_size(state.project_dir, path)
     call.meter.indexed = shaped.indexed_bytes
     return shaped.text, shaped.is_error
-
-
-def _file_size(project: Path, path: str) -> int:
-    target = Path(path).expanduser()
-    try:
-        return (target if target.is_absolute() else project / target).stat().st_size
-    except OSError:
-        return 0
 
 
 def ctx_batch_execute(state: ServerState, args: dict[str, Any], call: Call) -> Reply:

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING
 from ctxmode import paths
 from ctxmode.cli import output
 from ctxmode.errors import ExitCode, InputError, UsageError
-from ctxmode.executor import ExecRequest, ExecResult, execute
+from ctxmode.executor import ExecRequest, ExecResult, execute, file_size
 from ctxmode.executor.runtimes import normalize_language
 
 if TYPE_CHECKING:
@@ -235,7 +235,7 @@ def _count(
     from ctxmode.stats.record import Recorder
 
     if request.file_path is not None:
-        handled = _file_size(request.project_dir, request.file_path)
+        handled = file_size(request.project_dir, request.file_path)
     else:
         handled = result.printed_bytes
     usage = Usage(calls=1, returned=written, sandboxed=max(0, handled - written), indexed=indexed)
@@ -245,14 +245,6 @@ def _count(
         recorder.record(STATS_TOOLS[command], usage)
     finally:
         recorder.close()
-
-
-def _file_size(project: Path, path: str) -> int:
-    candidate = Path(path).expanduser()
-    try:
-        return (candidate if candidate.is_absolute() else project / candidate).stat().st_size
-    except OSError:
-        return 0
 
 
 def check_code(request: ExecRequest) -> None:
