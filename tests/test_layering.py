@@ -131,6 +131,5 @@ def test_consumers_keep_no_per_platform_sets():
 def test_every_platform_declares_its_descriptor():
     hosts = descriptors()
     assert [h.name for h in hosts] == list(PLATFORMS)
-    for host in hosts:
-        assert host.events, host.name
-        assert set(host.events.values()) >= {"pre_tool", "post_tool"}, host.name
+    for host in hosts:  # an MCP-only host (Zed, Antigravity) has no hook events at all
+        assert not host.events or set(host.events.values()) >= {"pre_tool", "post_tool"}, host

@@ -59,7 +59,7 @@ def _missing(plan: "PlatformPlan", found: set[Key], project: Path | None) -> lis
     for target in plan.targets:
         path = str(target.path)
         shown = _shown(target.path, project)
-        if isinstance(target, JsonTarget):
+        if isinstance(target, JsonTarget | TomlTarget):
             events = [
                 h.event
                 for h in target.hooks

@@ -35,6 +35,10 @@ PLATFORMS = {
     "kiro": "ctxmode.platforms.kiro",
     "opencode": "ctxmode.platforms.opencode",
     "copilot-cli": "ctxmode.platforms.copilot_cli",
+    "kimi": "ctxmode.platforms.kimi",
+    "antigravity-cli": "ctxmode.platforms.antigravity_cli",
+    "antigravity": "ctxmode.platforms.antigravity",
+    "zed": "ctxmode.platforms.zed",
 }
 
 

@@ -182,7 +182,7 @@ def _registers(path: Path, text: str, project: Path | None) -> bool:
         return bool(_JSON_SERVER_KEY.search(text))
     if not isinstance(data, dict):
         return False
-    tables = [data.get(k) for k in ("mcpServers", "servers", "mcp")]
+    tables = [data.get(k) for k in ("mcpServers", "servers", "mcp", "context_servers")]
     projects = data.get("projects")
     if isinstance(projects, dict) and project is not None:
         entry = projects.get(str(project))

@@ -44,12 +44,10 @@ _RULE_RE = re.compile(r"\s*([A-Za-z_][\w-]*)\s*(?:\((.*)\))?\s*", re.DOTALL)
 # Config roots (as in upstream) of hosts that are not ctxmode platforms yet; a platform's
 # own root is its descriptor's config directory.
 _OTHER_ROOTS: dict[str, tuple[str, ...]] = {
-    "antigravity": (".gemini",),
     "kilo": (".config", "kilo"),
     "openclaw": (".openclaw",),
     "pi": (".pi",),
     "omp": (".omp",),
-    "zed": (".config", "zed"),
 }
 
 

@@ -95,12 +95,20 @@ def _setup_json(
     return _Edit(target.path, before, after, rec, entries, warnings)
 
 
-def _setup_toml(target: TomlTarget, prior: dict[str, Any] | None, known: frozenset[str]) -> _Edit:
+def _setup_toml(
+    target: TomlTarget, prior: dict[str, Any] | None, platform: str, known: frozenset[str]
+) -> _Edit:
     before = _read(target.path)
     edit = TomlEdit(target.path, before)
     prior = prior or {}
     warnings: list[str] = []
     entries: list[dict[str, Any]] = []
+    if target.hooks:
+        edit.set_hooks(target.hooks, platform, known)
+        entries.extend(
+            {"kind": "hook", "event": h.event, "matcher": h.matcher, "command": h.command}
+            for h in target.hooks
+        )
     servers: list[dict[str, Any]] = []
     for server in target.servers:
         warning = edit.set_server(server, known)
@@ -134,6 +142,10 @@ def _setup_toml(target: TomlTarget, prior: dict[str, Any] | None, known: frozens
         "format": "toml",
         "servers": servers,
         "settings": settings,
+        "hooks": [
+            {"event": h.event, "matcher": h.matcher, "command": h.command, "item": h.item}
+            for h in target.hooks
+        ],
     }
     return _Edit(
         target.path, before, after, _file_record(base, target, prior, before), entries, warnings
@@ -207,7 +219,9 @@ def _uninstall_json(
     return _Edit(target.path, before, after, rec, removed, warnings)
 
 
-def _uninstall_toml(target: TomlTarget, rec: dict[str, Any] | None, known: frozenset[str]) -> _Edit:
+def _uninstall_toml(
+    target: TomlTarget, rec: dict[str, Any] | None, platform: str, known: frozenset[str]
+) -> _Edit:
     before = _read(target.path)
     if before is None:
         return _Edit(target.path, None, None)
@@ -215,7 +229,10 @@ def _uninstall_toml(target: TomlTarget, rec: dict[str, Any] | None, known: froze
         edit = TomlEdit(target.path, before)
     except SettingsFileError as exc:
         return _unreadable(target.path, before, rec, known, exc)
-    removed: list[dict[str, Any]] = []
+    removed: list[dict[str, Any]] = [
+        {"kind": "hook", "event": event, "matcher": matcher, "command": command}
+        for event, matcher, command in edit.remove_hooks(platform, known)
+    ]
     warnings: list[str] = []
     servers = {(s.container, s.name): s.value for s in target.servers}
     for s in (rec or {}).get("servers", []):
@@ -416,7 +433,7 @@ def setup(
         if isinstance(target, JsonTarget):
             edits.append(_setup_json(target, old, platform, known))
         elif isinstance(target, TomlTarget):
-            edits.append(_setup_toml(target, old, known))
+            edits.append(_setup_toml(target, old, platform, known))
         else:
             edits.append(_setup_file(target, old))
     for edit in edits:
@@ -474,7 +491,7 @@ def uninstall(platform: str, *, project: Path | None, dry_run: bool = False) -> 
         if isinstance(target, JsonTarget):
             edits.append(_uninstall_json(target, rec, platform, known))
         elif isinstance(target, TomlTarget):
-            edits.append(_uninstall_toml(target, rec, known))
+            edits.append(_uninstall_toml(target, rec, platform, known))
         else:
             edits.append(_uninstall_file(target, rec))
     for edit in edits:

@@ -79,11 +79,13 @@ class JsonTarget:
 
 @dataclass(frozen=True)
 class TomlTarget:
-    """A TOML config file (Codex): the server table and flags, edited as text."""
+    """A TOML config file (Codex, Kimi Code): the server table, flags and ``[[hooks]]``
+    entries (each `HookEntry.item` one array table), edited as text."""
 
     path: Path
     servers: tuple[ServerEntry, ...] = ()
     settings: tuple[Setting, ...] = ()
+    hooks: tuple[HookEntry, ...] = ()
 
 
 @dataclass(frozen=True)

@@ -15,11 +15,13 @@ from ctxmode.setup.entries import SERVER_NAME, config_dir, stdio
 from ctxmode.setup.model import (
     HookEntry,
     JsonTarget,
+    PlainFileTarget,
     PlatformPlan,
     Scope,
     ServerEntry,
     Setting,
     Target,
+    TomlTarget,
 )
 
 COPILOT_HOOKS = "ctxmode-copilot-cli.json"
@@ -138,3 +140,134 @@ def copilot_cli(scope: Scope, cmd: Command) -> PlatformPlan:
         else []
     )
     return PlatformPlan(p, scope, tuple(targets), tuple(notes), tuple(warnings))
+
+
+# No SessionStart: Kimi does not read its answer, and the hook would use up the routing
+# block and the resume snapshot there (the snapshot comes with the next prompt instead).
+KIMI_EVENTS = (
+    ("UserPromptSubmit", "userpromptsubmit", None, 10),
+    ("PreToolUse", "pretooluse", "Bash|Read|Grep|FetchURL|Agent|mcp__", 10),
+    ("PostToolUse", "posttooluse", None, 10),
+    ("PostToolUseFailure", "posttoolusefailure", None, 10),
+    ("PreCompact", "precompact", None, 30),
+)
+
+
+def kimi(scope: Scope, cmd: Command) -> PlatformPlan:
+    """`[[hooks]]` tables in `$KIMI_CODE_HOME/config.toml` + `$KIMI_CODE_HOME/mcp.json`
+    (global); a project gets `.kimi-code/mcp.json` (Kimi reads hooks only from the user's
+    config.toml)."""
+    p = "kimi"
+    server = ServerEntry(("mcpServers",), SERVER_NAME, stdio(cmd))
+    if scope.project is not None:
+        mcp = JsonTarget(scope.project / ".kimi-code" / "mcp.json", servers=(server,))
+        notes = (
+            "Kimi Code reads hooks only from $KIMI_CODE_HOME/config.toml: run `ctxmode setup "
+            "kimi --global` once for the routing and session hooks.",
+        )
+        return PlatformPlan(p, scope, (mcp,), notes)
+    base = config_dir(p)
+    hooks = []
+    for event, arg, matcher, timeout in KIMI_EVENTS:
+        command = cmd.hook(p, arg)
+        item: dict[str, Any] = {"event": event}
+        if matcher is not None:
+            item["matcher"] = matcher
+        item.update(command=command, timeout=timeout)
+        hooks.append(HookEntry(event, command, matcher, item))
+    targets: tuple[Target, ...] = (
+        TomlTarget(base / "config.toml", hooks=tuple(hooks)),
+        JsonTarget(base / "mcp.json", servers=(server,)),
+    )
+    notes = ("Restart Kimi Code so it loads the hooks and the ctxmode MCP server.",)
+    return PlatformPlan(p, scope, targets, notes)
+
+
+AGY_PRE_MATCHER = "run_command|view_file|grep_search|read_url_content|web_fetch"
+
+
+def antigravity_cli(scope: Scope, cmd: Command) -> PlatformPlan:
+    """Claude-shaped hook groups in `~/.gemini/config/hooks.json` (or a workspace's
+    `.antigravitycli/hooks.json`) + `mcpServers` in `~/.gemini/config/mcp_config.json`."""
+    p = "antigravity-cli"
+    base = config_dir(p)
+    hooks = []
+    for event, arg, matcher in (
+        ("PreToolUse", "pretooluse", AGY_PRE_MATCHER),
+        ("PostToolUse", "posttooluse", ""),
+    ):
+        command = cmd.hook(p, arg)
+        item = {"matcher": matcher, "hooks": [{"type": "command", "command": command}]}
+        hooks.append(HookEntry(event, command, matcher, item))
+    server = ServerEntry(("mcpServers",), SERVER_NAME, stdio(cmd))
+    if scope.project is None:
+        targets: tuple[Target, ...] = (
+            JsonTarget(base / "hooks.json", hooks=tuple(hooks)),
+            JsonTarget(base / "mcp_config.json", servers=(server,)),
+        )
+        notes: tuple[str, ...] = ("Start a new agy session to load the hooks and the server.",)
+    else:
+        targets = (
+            JsonTarget(scope.project / ".antigravitycli" / "hooks.json", hooks=tuple(hooks)),
+        )
+        notes = (
+            "agy reads MCP servers from ~/.gemini/config/mcp_config.json only: run `ctxmode "
+            "setup antigravity-cli --global` once for the ctxmode server.",
+        )
+    return PlatformPlan(p, scope, targets, notes)
+
+
+def rules_text(platform: str) -> str:
+    """The routing rules as a Markdown file ("" when injected guidance is off)."""
+    from ctxmode.hooks.guidance import routing_block
+
+    block = routing_block(platform)
+    if not block:
+        return ""
+    return (
+        "# ctxmode\n\n"
+        "This host runs no ctxmode hooks, so these rules are how its tools are chosen.\n\n"
+        f"{block}\n"
+    )
+
+
+def antigravity(scope: Scope, cmd: Command) -> PlatformPlan:
+    """`mcpServers` in `~/.gemini/antigravity/mcp_config.json` (global; Antigravity has no
+    workspace MCP file) and, for a project, the routing rules in `.agent/rules/ctxmode.md`
+    (Antigravity runs no hooks: rules are its only routing)."""
+    p = "antigravity"
+    server = ServerEntry(("mcpServers",), SERVER_NAME, stdio(cmd))
+    if scope.project is None:
+        targets: tuple[Target, ...] = (
+            JsonTarget(config_dir(p) / "mcp_config.json", servers=(server,)),
+        )
+        notes: tuple[str, ...] = (
+            "Reload the MCP servers in Antigravity (Agent panel > MCP servers > Refresh). It "
+            "runs no hooks: run `ctxmode setup antigravity` in each project for its routing "
+            "rules.",
+        )
+        return PlatformPlan(p, scope, targets, notes)
+    text = rules_text(p)
+    rules = scope.project / ".agent" / "rules" / "ctxmode.md"
+    targets = (PlainFileTarget(rules, text),) if text else ()
+    notes = (
+        "Antigravity reads MCP servers from ~/.gemini/antigravity/mcp_config.json only: run "
+        "`ctxmode setup antigravity --global` once for the ctxmode server.",
+    )
+    if not text:
+        notes += ("Injected guidance is off (CTXMODE_INJECT), so no rules file was written.",)
+    return PlatformPlan(p, scope, targets, notes)
+
+
+def zed(scope: Scope, cmd: Command) -> PlatformPlan:
+    """`context_servers.ctxmode` in `~/.config/zed/settings.json` (or a project's
+    `.zed/settings.json`; JSONC, comments kept). Zed runs no hooks."""
+    p = "zed"
+    base = config_dir(p) if scope.project is None else scope.project / ".zed"
+    server = ServerEntry(("context_servers",), SERVER_NAME, stdio(cmd))
+    notes = (
+        "Zed runs no hooks, so only the rules it reads steer it to the ctx_* tools: add the "
+        "routing rules to the project's rules file (.rules or AGENTS.md; Zed reads the "
+        "first one it finds).",
+    )
+    return PlatformPlan(p, scope, (JsonTarget(base / "settings.json", servers=(server,)),), notes)

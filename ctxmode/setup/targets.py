@@ -515,6 +515,10 @@ PLATFORMS: dict[str, Callable[[Scope, Command], PlatformPlan]] = {
     "kiro": kiro,
     "opencode": opencode,
     "copilot-cli": more_targets.copilot_cli,
+    "kimi": more_targets.kimi,
+    "antigravity-cli": more_targets.antigravity_cli,
+    "antigravity": more_targets.antigravity,
+    "zed": more_targets.zed,
 }
 
 

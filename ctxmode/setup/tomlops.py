@@ -1,13 +1,15 @@
-"""ctxmode's entries in a TOML config (Codex): the ``[mcp_servers.ctxmode]`` table and
-feature flags. Built on `tomlfile`; every edit is verified by re-parsing when Python has a
-TOML parser (3.11+). Without one, values are read from simple one-line statements only."""
+"""ctxmode's entries in a TOML config: the ``[mcp_servers.ctxmode]`` table and feature
+flags (Codex), ``[[hooks]]`` array tables (Kimi Code). Built on `tomlfile`; every edit is
+verified by re-parsing when Python has a TOML parser (3.11+). Without one, values are read
+from simple one-line statements only."""
 
 from pathlib import Path
 from typing import Any
 
+from ctxmode.setup.command import is_our_hook
 from ctxmode.setup.errors import SettingsFileError
 from ctxmode.setup.jsonfile import MISSING, dotted, get, is_our_server, same
-from ctxmode.setup.model import ServerEntry, Setting
+from ctxmode.setup.model import HookEntry, ServerEntry, Setting
 from ctxmode.setup.tomlfile import (
     TomlText,
     check,
@@ -49,6 +51,72 @@ class TomlEdit:
 
     def text(self) -> str:
         return self.doc.text()
+
+    def _hook_tables(self, platform: str, known: frozenset[str]) -> list[tuple[int, int, Any]]:
+        """(start, end, (event, matcher, command)) of each ``[[hooks]]`` table that runs
+        `platform`'s ctxmode hook, read from the text."""
+        found = []
+        for index, table in enumerate(self.doc.tables):
+            if not table.array or table.key != ("hooks",):
+                continue
+            fields = {
+                ".".join(s.key): self.doc.simple_value(s)
+                for owner, s in self.doc.statements
+                if owner == index
+            }
+            command = fields.get("command")
+            if is_our_hook(command, platform, known):
+                matcher = fields.get("matcher")
+                ident = (fields.get("event"), matcher if isinstance(matcher, str) else None)
+                found.append((table.start, table.end, (*ident, command)))
+        return found
+
+    def _hooks_expected(self, platform: str, known: frozenset[str], add: list[Any]) -> Any:
+        """The parsed data once `platform`'s hook tables are gone and `add` appended."""
+        if self.data is None:
+            return None
+        kept = [
+            h
+            for h in self.data.get("hooks", [])
+            if not (isinstance(h, dict) and is_our_hook(h.get("command"), platform, known))
+        ]
+        return (
+            expect_set(self.data, ("hooks",), kept + add)
+            if kept or add
+            else (expect_del(self.data, ("hooks",)))
+        )
+
+    def set_hooks(self, hooks: tuple[HookEntry, ...], platform: str, known: frozenset[str]) -> None:
+        """Make the file hold exactly `hooks` as `platform`'s ``[[hooks]]`` tables."""
+        have = [ident for _, _, ident in self._hook_tables(platform, known)]
+        want = [(h.event, h.matcher, h.command) for h in hooks]
+        if sorted(have, key=repr) == sorted(want, key=repr):
+            return
+        if self.data is not None and not isinstance(self.data.get("hooks", []), list):
+            raise SettingsFileError(
+                f"{self.path}: hooks is not an array of tables; ctxmode will not guess how to "
+                "change it. Nothing was changed."
+            )
+        expected = self._hooks_expected(platform, known, [h.item for h in hooks])
+        for start, end, _ in reversed(self._hook_tables(platform, known)):
+            self.doc.remove_block(start, end)
+        for hook in hooks:
+            lines = ["[[hooks]]"]
+            for k, v in hook.item.items():
+                lines += statement((k,), v).split("\n")
+            self.doc.append_block(lines)
+        self._commit(expected)
+
+    def remove_hooks(self, platform: str, known: frozenset[str]) -> list[Any]:
+        """Remove `platform`'s ``[[hooks]]`` tables; returns their (event, matcher, command)."""
+        found = self._hook_tables(platform, known)
+        if not found:
+            return []
+        expected = self._hooks_expected(platform, known, [])
+        for start, end, _ in reversed(found):
+            self.doc.remove_block(start, end)
+        self._commit(expected)
+        return [ident for _, _, ident in found]
 
     def set_server(self, server: ServerEntry, known: frozenset[str]) -> str | None:
         """Add or refresh the server table; returns a warning when someone else's is there."""

@@ -27,9 +27,10 @@ HOST_ENV_PREFIXES = (
 POST_TOOL_EVENTS = ("posttooluse", "aftertool")
 PRE_COMPACT_EVENTS = ("precompact", "precompress")
 IDENTITY_KEYS = (
-    "session_id", "sessionId", "conversation_id", "transcript_path", "cwd", "workspace_roots",
+    "session_id", "sessionId", "conversation_id", "conversationId", "transcript_path", "cwd",
+    "workspace_roots",
 )  # fmt: skip
-SESSION_ID_KEYS = ("session_id", "sessionId", "conversation_id")
+SESSION_ID_KEYS = ("session_id", "sessionId", "conversation_id", "conversationId")
 HOOK_TIMEOUT_S = 10.0
 SERVER_WAIT_S = 15.0
 

@@ -44,7 +44,8 @@ def test_a_shell_command_that_exits_non_zero_is_a_failed_call():
     failed = _parse("copilot-cli.posttooluse.shell-failing-test")
     assert failed.event == "post_tool_failure"
     assert failed.error and "exit code 1>" in failed.error
-    ok = {"resultType": "success", "textResultForLlm": "ok\n<shellId: 0 completed with exit code 0>"}
+    text = "ok\n<shellId: 0 completed with exit code 0>"
+    ok = {"resultType": "success", "textResultForLlm": text}
     assert _parse("copilot-cli.posttooluse.shell-failing-test", toolResult=ok).event == "post_tool"
     refused = {"resultType": "failure", "textResultForLlm": "no such file"}
     event = _parse("copilot-cli.posttooluse.create", toolResult=refused)

@@ -183,7 +183,9 @@ def test_malformed_settings_are_refused_by_setup_and_left_alone_by_uninstall(
     platform, project, home
 ):
     targets = _targets(platform, project)
-    broken = next(t for t in targets if isinstance(t, (JsonTarget, TomlTarget)))
+    broken = next((t for t in targets if isinstance(t, (JsonTarget, TomlTarget))), None)
+    if broken is None:
+        pytest.skip(f"{platform} has no settings file (only its plugin file)")
     broken.path.parent.mkdir(parents=True, exist_ok=True)
     text = '{"hooks": {"PreToolUse": [' if isinstance(broken, JsonTarget) else "[features\nx ="
     broken.path.write_text(text, encoding="utf-8")
