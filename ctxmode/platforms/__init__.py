@@ -70,3 +70,26 @@ def descriptor(name: str) -> "Host | None":
 def descriptors() -> "list[Host]":
     """Every platform's descriptor, in `PLATFORMS` order."""
     return [load(name).HOST for name in PLATFORMS]
+
+
+def for_client(client: str | None) -> str | None:
+    """The platform whose MCP client introduces itself as `client` (``clientInfo.name``).
+
+    Matched against the descriptors' ``mcp_clients``: the same name, case aside, else the
+    longest one `client` starts with when a separator follows it (``gemini-cli`` for
+    ``gemini-cli-mcp-client``). None for a client no descriptor names.
+    """
+    if not client:
+        return None
+    wanted = client.strip().lower()
+    best: tuple[int, str] | None = None
+    for host in descriptors():
+        for name in host.mcp_clients:
+            known = name.lower()
+            if wanted == known:
+                return host.name
+            follows = wanted[len(known) : len(known) + 1]
+            if wanted.startswith(known) and follows and not follows.isalnum():
+                if best is None or len(known) > best[0]:
+                    best = (len(known), host.name)
+    return best[1] if best else None

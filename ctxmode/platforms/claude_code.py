@@ -58,6 +58,7 @@ HOST = Host(
     config_dir="{home}/.claude",
     memory_files=("{config}/CLAUDE.md", "{project}/CLAUDE.md", "{project}/.claude/CLAUDE.md"),
     mcp_configs=("{project}/.mcp.json", CLAUDE_JSON),
+    mcp_clients=("claude-code",),
 )
 
 

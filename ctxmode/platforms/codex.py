@@ -40,6 +40,7 @@ HOST = Host(
         "{project}/AGENTS.override.md",
     ),
     mcp_configs=("{project}/.codex/config.toml", "{config}/config.toml"),
+    mcp_clients=("Codex", "codex-mcp-client"),
 )
 
 _EXIT = re.compile(r"\A\s*Exit code:?\s*(-?\d+)", re.IGNORECASE)

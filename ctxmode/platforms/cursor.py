@@ -50,6 +50,7 @@ HOST = Host(
     session_vars=("CURSOR_TRACE_ID",),
     config_dir="{home}/.cursor",
     mcp_configs=("{project}/.cursor/mcp.json", "{config}/mcp.json"),
+    mcp_clients=("cursor-vscode",),
 )
 
 _SHELL_EVENTS = ("beforeshellexecution", "aftershellexecution")

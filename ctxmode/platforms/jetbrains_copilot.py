@@ -27,6 +27,7 @@ HOST = Host(
     payload_project_first=True,
     config_dir="{xdg_config}/JetBrains",
     memory_files=("{project}/.github/copilot-instructions.md",),
+    mcp_clients=("JetBrains Client", "IntelliJ IDEA", "PyCharm"),
 )
 
 

@@ -45,6 +45,7 @@ HOST = Host(
     tool_prefix=f"@{SERVER_KEY}/",
     config_dir="{home}/.kiro",
     mcp_configs=("{project}/.kiro/settings/mcp.json", "{config}/settings/mcp.json"),
+    mcp_clients=("Kiro CLI",),
 )
 
 

@@ -55,6 +55,7 @@ HOST = Host(
     config_dir="{home}/.vscode",
     memory_files=("{project}/.github/copilot-instructions.md",),
     mcp_configs=("{project}/.vscode/mcp.json",),
+    mcp_clients=("Visual-Studio-Code",),
 )
 
 _FAILED = ("failure", "error")

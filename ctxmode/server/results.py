@@ -16,12 +16,13 @@ import json
 from typing import Any
 
 
-def _parsing_clients() -> tuple[str, ...]:
-    """``clientInfo.name`` prefixes of the hosts whose client parses text results
-    (their descriptors say so: Gemini CLI, and the forks that keep its MCP client)."""
-    from ctxmode.platforms import descriptors
+def _parses_text(client: str | None) -> bool:
+    """Whether `client` is the MCP client of a host that parses text results (its
+    descriptor says so: Gemini CLI, and the forks that keep its MCP client)."""
+    from ctxmode.platforms import descriptor, for_client
 
-    return tuple(c for h in descriptors() if h.parses_text_results for c in h.mcp_clients)
+    host = descriptor(for_client(client) or "")
+    return host is not None and host.parses_text_results
 
 
 def _no_constants(name: str) -> Any:
@@ -40,6 +41,6 @@ def parses_as_non_object(text: str) -> bool:
 def structured_content(client: str | None, text: str) -> dict[str, Any] | None:
     """The ``structuredContent`` a result (an error too) carries for `client`: None for
     all but a client that would turn `text` into a rejected one."""
-    if client is None or not client.startswith(_parsing_clients()):
+    if not _parses_text(client):
         return None
     return {} if parses_as_non_object(text) else None
