@@ -178,21 +178,21 @@ def excerpt(
 
 
 _OPENERS = ('"""', "'''", "/**", "///", "//", "#", "--", 'r"""')
+_BARE = ('"""', "'''", "/**", 'r"""')
 
 
 def head_lines(lines: list[str]) -> list[int]:
     """The chunk's first line (a signature, a heading) and, in code, the first line of
     the docstring or comment under it."""
-    out = [0]
     for i in range(1, min(len(lines), 12)):
         stripped = lines[i].strip()
-        if stripped.startswith(_OPENERS):
-            if stripped.strip("\"'/*#-r ") or i + 1 >= len(lines):
-                out.append(i)
-            else:
-                out.append(i + 1)  # a bare opener: the text starts on the next line
-            break
-    return out
+        if not stripped.startswith(_OPENERS):
+            continue
+        if stripped in _BARE:  # the text starts on the next line
+            return [0, i + 1] if i + 1 < len(lines) else [0]
+        if any(c.isalnum() for c in stripped):  # not a rule (----) or a lone marker
+            return [0, i]
+    return [0]
 
 
 def _render(lines: list[str], keep: dict[int, int]) -> str:

@@ -130,3 +130,11 @@ def test_the_word_itself_beats_a_longer_word_it_starts():
     lines[50] = "            differing = '%ss differ: %s != %s\\n' % (name, a, b)"
     out = excerpt("\n".join(lines), [_tell("differ")], budget=120)
     assert "differ: %s != %s" in out
+
+
+def test_a_heading_underline_is_not_taken_for_a_docstring():
+    from ctxmode.store.excerpt import head_lines
+
+    assert head_lines(["Title", "-----", "", "Text under it."]) == [0]
+    assert head_lines(["def f():", '    """', "    Summary.", '    """']) == [0, 2]
+    assert head_lines(["def f():", "    # why it exists", "    return 1"]) == [0, 1]
