@@ -1,7 +1,7 @@
 """Excerpt selection (ctxmode.store.excerpt): which lines of a hit the agent is shown."""
 
 from ctxmode.store import query as q
-from ctxmode.store.excerpt import EXCERPT_BYTES, Telling, excerpt
+from ctxmode.store.excerpt import EXCERPT_BYTES, Telling, excerpt, head_lines
 
 
 def _tell(words: str, weight: float = 1.0, extra: tuple[str, ...] = ()) -> Telling:
@@ -133,8 +133,6 @@ def test_the_word_itself_beats_a_longer_word_it_starts():
 
 
 def test_a_heading_underline_is_not_taken_for_a_docstring():
-    from ctxmode.store.excerpt import head_lines
-
     assert head_lines(["Title", "-----", "", "Text under it."]) == [0]
     assert head_lines(["def f():", '    """', "    Summary.", '    """']) == [0, 2]
     assert head_lines(["def f():", "    # why it exists", "    return 1"]) == [0, 1]
