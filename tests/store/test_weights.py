@@ -17,3 +17,12 @@ def test_rare_terms_weigh_more_and_new_text_is_counted(store):
 def test_an_expression_fts5_cannot_parse_counts_as_absent(store):
     store.index_text("# A\n\nsome text\n", "a.md")
     assert TermWeights(store.connection).frequency('"unclosed') == 0
+
+
+def test_counting_stops_at_common_words(store, monkeypatch):
+    monkeypatch.setattr("ctxmode.store.weights.COMMON_MIN", 3)
+    for i in range(8):
+        store.index_text(f"# Part {i}\n\nubiquitous word, part {i}\n", f"doc{i}.md")
+    weights = TermWeights(store.connection)
+    weights.idf(['"ubiquitous"'])  # reads the chunk count
+    assert weights.frequency('"ubiquitous"') == 3
