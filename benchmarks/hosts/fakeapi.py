@@ -85,6 +85,13 @@ class Script:
     aux: dict[str, str] = field(default_factory=dict)
     """Substring of an aux request's text -> the text to answer it with."""
     aux_text: str = "ok"
+    tokens: dict[str, int] = field(default_factory=dict)
+    """Keyword -> the prompt tokens its first reply reports (default 100; later replies
+    100): a large figure makes a host that compacts on overflow compact, once."""
+    loader: Step | None = None
+    """A tool that loads deferred tools (Qwen Code's ``tool_search``), called once per prompt
+    when a step's MCP tool is not offered yet; ``{names}`` in its arguments becomes the
+    comma-separated MCP tool names the request's text mentions. Its calls are not steps."""
     model: str = "fake-model"
     ready_dir: str | None = None
     ready_timeout: float = 60.0
@@ -95,6 +102,8 @@ class Script:
             "final": self.final,
             "aux": self.aux,
             "aux_text": self.aux_text,
+            "tokens": self.tokens,
+            "loader": vars(self.loader) if self.loader else None,
             "model": self.model,
             "ready_dir": self.ready_dir,
             "ready_timeout": self.ready_timeout,
@@ -110,6 +119,10 @@ class Script:
             dict(data.get("final") or {}),
             dict(data.get("aux") or {}),
             str(data.get("aux_text") or "ok"),
+            {str(k): int(v) for k, v in (data.get("tokens") or {}).items()},
+            Step(data["loader"]["tool"], data["loader"].get("args") or {})
+            if data.get("loader")
+            else None,
             str(data.get("model") or "fake-model"),
             data.get("ready_dir"),
             float(data.get("ready_timeout") or 60.0),
@@ -174,8 +187,11 @@ def own_words(text: str) -> str:
     return text
 
 
-def find_prompt(body: Mapping[str, Any], keywords: Sequence[str]) -> tuple[str | None, int]:
-    """(the keyword of the request's prompt, the number of tool calls after it)."""
+def find_prompt(
+    body: Mapping[str, Any], keywords: Sequence[str], skip: str | None = None
+) -> tuple[str | None, int]:
+    """(the keyword of the request's prompt, the number of tool calls after it, calls of
+    the tool `skip` left out)."""
     msgs = messages(body)
     for i in range(len(msgs) - 1, -1, -1):
         if msgs[i].get("role") != "user":
@@ -183,8 +199,25 @@ def find_prompt(body: Mapping[str, Any], keywords: Sequence[str]) -> tuple[str |
         text = own_words(text_of(msgs[i].get("content")))
         for key in keywords:
             if key in text:
-                return key, sum(len(tool_calls(m)) for m in msgs[i + 1 :])
+                calls = [c for m in msgs[i + 1 :] for c in tool_calls(m)]
+                return key, sum(1 for c in calls if _called(c) != skip)
     return None, 0
+
+
+def _called(call: Mapping[str, Any]) -> str | None:
+    fn = call.get("function")
+    return str(fn.get("name")) if isinstance(fn, dict) else None
+
+
+_MCP_NAME = re.compile(r"\bmcp__[A-Za-z0-9_-]+__[A-Za-z0-9_]+")
+
+
+def _loader_args(value: Any, names: str) -> Any:
+    if isinstance(value, str):
+        return value.replace("{names}", names)
+    if isinstance(value, dict):
+        return {k: _loader_args(v, names) for k, v in value.items()}
+    return value
 
 
 def _fill(value: Any, port: int) -> Any:
@@ -208,6 +241,7 @@ class FakeAPI:
         self.log_path = log
         self._lock = threading.Lock()
         self._held: set[str] = set()
+        self._counted: set[str] = set()
         handler = type("Handler", (_Handler,), {"api": self})
         self.httpd = ThreadingHTTPServer(("127.0.0.1", port), handler)
         self.httpd.daemon_threads = True
@@ -270,12 +304,21 @@ class FakeAPI:
             time.sleep(0.05)
         return round(time.monotonic() - t0, 2)
 
+    @staticmethod
+    def _loaded(body: Mapping[str, Any], tool: str) -> bool:
+        """`tool` (the loader) was called after the last user message."""
+        msgs = messages(body)
+        last = max((i for i, m in enumerate(msgs) if m.get("role") == "user"), default=-1)
+        return any(_called(c) == tool for m in msgs[last + 1 :] for c in tool_calls(m))
+
     def reply(
         self, body: Mapping[str, Any]
     ) -> tuple[str, str, dict[str, Any] | None, dict[str, Any]]:
         """(label, text, tool call or None, extra log fields) for one chat request."""
         offered = tool_names(body)
-        keyword, step = find_prompt(body, list(self.script.prompts))
+        loader = self.script.loader
+        skip = loader.tool if loader is not None else None
+        keyword, step = find_prompt(body, list(self.script.prompts), skip)
         if not offered or keyword is None:
             everything = json.dumps(body.get("messages") or [])
             for key, text in self.script.aux.items():
@@ -283,6 +326,11 @@ class FakeAPI:
                     return f"aux:{key}", text, None, {}
             return "aux", self.script.aux_text, None, {}
         extra: dict[str, Any] = {"prompt_key": keyword, "step": step}
+        if keyword in self.script.tokens:
+            with self._lock:
+                if keyword not in self._counted:
+                    self._counted.add(keyword)
+                    extra["prompt_tokens"] = self.script.tokens[keyword]
         waited = self._hold(keyword)
         if waited is not None:
             extra["ready_wait_s"] = waited
@@ -292,6 +340,11 @@ class FakeAPI:
             return f"{keyword}:final", final, None, extra
         want = steps[step]
         name = resolve(want.tool, offered)
+        if name is None and loader is not None and want.tool.startswith("mcp:"):
+            if loader.tool in offered and not self._loaded(body, loader.tool):
+                text = json.dumps(body.get("messages") or [])
+                names = ",".join(dict.fromkeys(_MCP_NAME.findall(text)))
+                want, name = Step(loader.tool, _loader_args(loader.args, names)), loader.tool
         if name is None:
             return f"{keyword}:step{step}:missing", f"TOOL {want.tool} NOT AVAILABLE", None, extra
         call = {
@@ -302,7 +355,17 @@ class FakeAPI:
         return f"{keyword}:step{step}:{name}", "", call, extra
 
 
-def completion(model: str, text: str, call: dict[str, Any] | None) -> dict[str, Any]:
+def usage_of(prompt_tokens: int) -> dict[str, int]:
+    return {
+        "prompt_tokens": prompt_tokens,
+        "completion_tokens": 10,
+        "total_tokens": prompt_tokens + 10,
+    }
+
+
+def completion(
+    model: str, text: str, call: dict[str, Any] | None, prompt_tokens: int = 100
+) -> dict[str, Any]:
     message: dict[str, Any] = {"role": "assistant", "content": text or None}
     if call is not None:
         message["tool_calls"] = [call]
@@ -318,12 +381,12 @@ def completion(model: str, text: str, call: dict[str, Any] | None) -> dict[str, 
                 "finish_reason": "tool_calls" if call is not None else "stop",
             }
         ],
-        "usage": {"prompt_tokens": 100, "completion_tokens": 10, "total_tokens": 110},
+        "usage": usage_of(prompt_tokens),
     }
 
 
 def chunks(
-    model: str, text: str, call: dict[str, Any] | None, usage: bool
+    model: str, text: str, call: dict[str, Any] | None, usage: bool, prompt_tokens: int = 100
 ) -> Iterator[dict[str, Any]]:
     """The SSE events of one streamed reply (role, content or tool call, finish, usage)."""
     ident, created = "chatcmpl-" + uuid.uuid4().hex[:24], int(time.time())
@@ -363,7 +426,7 @@ def chunks(
             "created": created,
             "model": model,
             "choices": [],
-            "usage": {"prompt_tokens": 100, "completion_tokens": 10, "total_tokens": 110},
+            "usage": usage_of(prompt_tokens),
         }
 
 
@@ -439,8 +502,9 @@ class _Handler(BaseHTTPRequestHandler):
                 **extra,
             }
         )
+        tokens = int(extra.get("prompt_tokens") or 100)
         if not stream:
-            self._json(completion(model, text, call))
+            self._json(completion(model, text, call, tokens))
             return
         self.send_response(200)
         self.send_header("Content-Type", "text/event-stream")
@@ -449,7 +513,7 @@ class _Handler(BaseHTTPRequestHandler):
         self.end_headers()
         self.close_connection = True
         try:
-            for event in chunks(model, text, call, usage):
+            for event in chunks(model, text, call, usage, tokens):
                 self.wfile.write(b"data: " + json.dumps(event).encode() + b"\n\n")
                 self.wfile.flush()
             self.wfile.write(b"data: [DONE]\n\n")

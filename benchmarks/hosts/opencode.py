@@ -57,18 +57,109 @@ def provider_config(url: str, model: str, context: int = 200000) -> dict[str, An
     }
 
 
-def script(run: scenario.Run) -> Script:
+COMPACT = "COMPACT"
+SUMMARY = "Summary: the zebracorn task is done; notes.txt was written."
+
+
+def script(run: scenario.Run, shell: str = "bash", write: str = "write") -> Script:
+    """The task with OpenCode's tools; ``COMPACT`` reports an overflowing prompt once."""
     notes = os.path.join(run.d["proj"], "notes.txt")
     prompts = scenario.task_script(
-        lambda cmd: Step("bash", {"command": cmd, "description": "fetch the page"}),
-        lambda path, text: Step("write", {"filePath": path, "content": text}),
+        lambda cmd: Step(shell, {"command": cmd, "description": "fetch the page"}),
+        lambda path, text: Step(write, {"filePath": path, "content": text}),
         notes,
     )
+    prompts[COMPACT] = []
     return Script(
         prompts,
-        aux={"summar": "Summary: the zebracorn task is done; notes.txt was written."},
+        aux={"summariz": SUMMARY},
         aux_text="Zebracorn task",
+        tokens={COMPACT: 60000},
         ready_dir=os.path.join(run.d["data"], "servers"),
+    )
+
+
+def drive(
+    host: str, binary: str, config: str, env_extra: dict[str, str], ctxmode: str
+) -> tuple[scenario.Run, list[scenario.Result]]:
+    """The scenario on OpenCode or a fork of it that keeps its CLI (`binary`), whose user
+    config file is `config` (relative to HOME)."""
+    run = scenario.Run(host, ctxmode, scenario.scratch(host))
+    results: list[scenario.Result] = []
+    try:
+        run.git_project()
+        results.append(run.setup_round_trip())
+        fake = run.start_fake(script(run))
+        path = os.path.join(run.d["home"], config)
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        with open(path, "w", encoding="utf-8") as f:
+            json.dump(provider_config(fake.url, fake.script.model, CONTEXT), f, indent=1)
+        env = run.env(
+            # Both install @opencode-ai/plugin into every config dir before they load
+            # plugins; offline that retries for ~70 s, against the fake it fails at once.
+            npm_config_registry=f"{fake.url}/npm/",
+            npm_config_fetch_retries="0",
+            **env_extra,
+        )
+        proj = run.d["proj"]
+        base = [binary, "run", "--print-logs", "--log-level", "DEBUG", "--format", "json"]
+        resume = f"{scenario.RESUME}: continue where we left off"
+        compact = f"{COMPACT}: wrap up"
+        for name, extra, prompt in (
+            ("run1", [], scenario.TASK),
+            ("run2", ["--continue"], resume),
+            ("run3", ["--continue"], compact),
+        ):
+            run.invoke(name, [*base, *extra, prompt], proj, env, prompt)
+        events = run.collect_events()
+        segs = run.requests()
+        run1 = segs.get("run1", [])
+        results += [
+            scenario.check_exits(run.runs),
+            scenario.check_mcp_tools(run1),
+            scenario.check_redirect(run1, shell_tool(run1)),
+            *scenario.check_results(run1),
+            scenario.check_write(run1, os.path.join(proj, "notes.txt")),
+            scenario.check_events(events),
+            scenario.check_continue(segs.get("run2", []), events),
+            check_compaction(run, segs.get("run3", []), events),
+            scenario.check_guidance_once(segs),
+            scenario.check_orphans(run.runs),
+        ]
+        results.append(run.uninstall_after())
+    finally:
+        scenario.finish(run)
+    return run, results
+
+
+CONTEXT = 30000
+"""The fake model's context limit: far above the task's reported 100 tokens, below
+COMPACT's 60000."""
+
+
+def shell_tool(entries: list[dict[str, Any]]) -> str:
+    made = scenario.calls(entries)
+    return made[0]["name"] if made else "bash"
+
+
+def check_compaction(
+    run: scenario.Run, entries: list[dict[str, Any]], events: list[dict[str, Any]]
+) -> scenario.Result:
+    """The overflow in run3 made the host compact: the summary request carries ctxmode's
+    snapshot (``experimental.session.compacting`` context) naming notes.txt."""
+    summaries = [e for e in entries if str(e.get("reply_label", "")).startswith("aux:summariz")]
+    if not summaries:
+        return scenario.Result("compaction", False, "run3 overflowed but no summary request came")
+    since = run.run("run3").get("start", 0.0)
+    blocks = scenario.new_resume_blocks(summaries, since)
+    named = [attrs for attrs, block in blocks if "notes.txt" in block]
+    built = [e for e in events if e.get("type") == "snapshot_built"]
+    return scenario.Result(
+        "compaction",
+        bool(named),
+        f"summary request: <session_resume> naming notes.txt {'yes' if named else 'no'}"
+        + (f" (events={named[0].get('events')})" if named else f" ({len(blocks)} blocks)")
+        + f"; snapshot_built events {len(built)}",
     )
 
 
@@ -76,44 +167,13 @@ def main() -> int:
     args = scenario.arguments(__doc__.split("\n")[0] if __doc__ else "").parse_args()
     scenario.isolate(args)
     opencode = scenario.find_bin("CTXMODE_OPENCODE_PREFIX", "opencode", "bin/opencode")
-    run = scenario.Run(HOST, os.path.abspath(args.ctxmode), scenario.scratch(HOST))
-    results: list[scenario.Result] = []
-    try:
-        run.git_project()
-        results.append(run.setup_round_trip())
-        fake = run.start_fake(script(run))
-        conf = os.path.join(run.d["home"], ".config", "opencode")
-        os.makedirs(conf, exist_ok=True)
-        with open(os.path.join(conf, "opencode.json"), "w", encoding="utf-8") as f:
-            json.dump(provider_config(fake.url, fake.script.model), f, indent=1)
-        env = run.env(
-            OPENCODE_DISABLE_AUTOUPDATE="1",
-            OPENCODE_DISABLE_SHARE="1",
-            OPENCODE_DISABLE_MODELS_FETCH="1",
-            # OpenCode installs @opencode-ai/plugin into every config dir before it loads
-            # plugins; offline that retries for ~70 s, against the fake it fails at once.
-            npm_config_registry=f"{fake.url}/npm/",
-            npm_config_fetch_retries="0",
-        )
-        proj = run.d["proj"]
-        base = [opencode, "run", "--print-logs", "--log-level", "DEBUG", "--format", "json"]
-        run.invoke("run1", [*base, scenario.TASK], proj, env, scenario.TASK)
-        resume = f"{scenario.RESUME}: continue where we left off"
-        run.invoke("run2", [*base, "--continue", resume], proj, env, resume)
-        events = run.collect_events()
-        segs = run.requests()
-        run1 = segs.get("run1", [])
-        results += [
-            scenario.check_exits(run.runs),
-            scenario.check_mcp_tools(run1),
-            scenario.check_redirect(run1, "bash"),
-            *scenario.check_results(run1),
-            scenario.check_write(run1, os.path.join(proj, "notes.txt")),
-            scenario.check_events(events),
-            scenario.check_orphans(run.runs),
-        ]
-    finally:
-        scenario.finish(run)
+    env = {
+        "OPENCODE_DISABLE_AUTOUPDATE": "1",
+        "OPENCODE_DISABLE_SHARE": "1",
+        "OPENCODE_DISABLE_MODELS_FETCH": "1",
+    }
+    config = os.path.join(".config", "opencode", "opencode.json")
+    run, results = drive(HOST, opencode, config, env, os.path.abspath(args.ctxmode))
     return scenario.report(HOST, results, run.root, args.keep)
 
 

@@ -37,6 +37,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import html
 import json
 import os
 import re
@@ -81,6 +82,7 @@ ALL_CTX = (
     "ctx_purge",
     "ctx_insight",
 )
+GUIDANCE = "<context_window_protection>"
 TASK = "do the task"
 RESUME = "RESUME"
 CURL = (
@@ -261,6 +263,11 @@ class Run:
     root: str
     runs: list[dict[str, Any]] = field(default_factory=list)
     fake: FakeAPI | None = None
+    setup_files: list[str] = field(default_factory=list)
+    """The files the first ``ctxmode setup`` of `setup_round_trip` wrote."""
+    setup_args: list[str] = field(default_factory=list)
+    """Added to every ``ctxmode setup``/``uninstall`` (``--global`` for a host with no
+    project configuration)."""
 
     def __post_init__(self) -> None:
         self.d = {k: os.path.join(self.root, k) for k in ("home", "data", "proj", "bin", "logs")}
@@ -341,7 +348,7 @@ class Run:
         log: list[dict[str, Any]] = []
 
         def step(*args: str) -> tuple[int, dict[str, Any]]:
-            r = self.ctxmode_cli(*args, "--json")
+            r = self.ctxmode_cli(*args, *self.setup_args, "--json")
             try:
                 data = json.loads(r.stdout)
             except ValueError:
@@ -354,6 +361,7 @@ class Run:
         rc, first = step("setup", self.host)
         if rc != 0:
             problems.append(f"setup exit {rc}: {log[-1]['err'].strip()[:200]}")
+        self.setup_files = [str(f["path"]) for f in first.get("files") or []]
         written = sorted(os.path.relpath(f["path"], self.root) for f in first.get("files") or [])
         after = _tree(roots)
         rc, again = step("setup", self.host)
@@ -382,6 +390,25 @@ class Run:
             not problems,
             "; ".join(problems)
             or f"setup wrote {', '.join(written)}; again: unchanged; uninstall restored all",
+        )
+
+    def uninstall_after(self) -> Result:
+        """``ctxmode uninstall`` after the host ran (hosts rewrite their settings files:
+        Qwen Code adds ``$version``, OpenCode installs packages beside the plugin): no file
+        setup wrote still names ctxmode."""
+        r = self.ctxmode_cli("uninstall", self.host, *self.setup_args)
+        left = []
+        for path in self.setup_files:
+            with contextlib.suppress(OSError):
+                if b"ctxmode" in Path(path).read_bytes():
+                    left.append(os.path.relpath(path, self.root))
+        return Result(
+            "uninstall-after-run",
+            r.returncode == 0 and not left,
+            f"exit {r.returncode}; "
+            + (
+                f"ctxmode still named in {', '.join(sorted(left)[:5])}" if left else "no trace left"
+            ),
         )
 
     # --- the host ---
@@ -518,13 +545,16 @@ def check_mcp_tools(entries: Sequence[Mapping[str, Any]]) -> Result:
     reqs = main_requests(entries)
     if not reqs:
         return Result("mcp-tools", False, "no request of the task reached the fake API")
-    offered = tool_names(reqs[0]["body"])
+    first = tool_names(reqs[0]["body"])
+    offered = list(dict.fromkeys(n for r in reqs for n in tool_names(r["body"])))
     missing = [t for t in ALL_CTX if resolve("mcp:" + t, offered) is None]
     shown = resolve("mcp:ctx_execute", offered) or "-"
+    deferred = resolve("mcp:ctx_execute", first) is None and shown != "-"
     return Result(
         "mcp-tools",
         not missing,
         f"{len(ALL_CTX) - len(missing)}/{len(ALL_CTX)} ctx_* tools offered (as {shown})"
+        + (" once loaded (deferred at first)" if deferred else "")
         + (f"; missing {', '.join(missing)}" if missing else ""),
     )
 
@@ -625,6 +655,47 @@ def check_events(events: Sequence[Mapping[str, Any]], session: str | None = None
     )
 
 
+def check_guidance_once(segs: Mapping[str, Sequence[Mapping[str, Any]]]) -> Result:
+    """The routing block at most once in any request to the model."""
+    worst, where, count = 0, "", 0
+    for run, entries in segs.items():
+        for i, e in enumerate(chat_requests(entries)):
+            count += 1
+            n = sum(t.count(GUIDANCE) for t in request_texts(e["body"]))
+            if n > worst:
+                worst, where = n, f"{run} request {i}"
+    return Result(
+        "guidance-once",
+        worst <= 1,
+        f"{GUIDANCE} at most {worst}x per request over {count} requests"
+        + (f" ({worst}x in {where})" if worst > 1 else ""),
+    )
+
+
+def check_continue(
+    entries: Sequence[Mapping[str, Any]], events: Sequence[Mapping[str, Any]]
+) -> Result:
+    """A continued session (prompt `RESUME`) on a host that replays its whole history
+    under the same session id (so no snapshot is due): run1's tool results are in the
+    request, the routing block is there once, every prompt is under one session id."""
+    reqs = main_requests(entries, RESUME)
+    if not reqs:
+        return Result("resume", False, "no request of the continued session")
+    body = reqs[0]["body"]
+    texts = request_texts(body)
+    replayed = [r for _, r in tool_results(body)]
+    history = any("zebracorn" in t.lower() for t in replayed)
+    routed = sum(t.count(GUIDANCE) for t in texts)
+    sessions = {e.get("session_id") for e in events if e.get("type") == "user_prompt"}
+    ok = history and routed == 1 and len(sessions) == 1
+    return Result(
+        "resume",
+        ok,
+        f"run2 --continue: run1's history replayed {'yes' if history else 'no'}, routing block "
+        f"{routed}x, prompts recorded under {len(sessions)} session id(s)",
+    )
+
+
 def check_orphans(runs: Sequence[Mapping[str, Any]]) -> Result:
     bad = [f"{r['name']}: {'; '.join(r['survivors'])}" for r in runs if r.get("survivors")]
     slow = max((r.get("ctxmode_gone_after_s") or 0.0 for r in runs), default=0.0)
@@ -658,8 +729,13 @@ def epoch(stamp: str | None) -> float | None:
 
 
 def request_texts(body: Mapping[str, Any]) -> list[str]:
-    """Every text of a chat request: system and messages (tool results included)."""
-    return [text_of(m.get("content")) for m in body.get("messages") or [] if isinstance(m, dict)]
+    """Every text of a chat request: system and messages (tool results included),
+    HTML-unescaped (Qwen Code escapes ``<`` and ``>`` in the context hooks add)."""
+    return [
+        html.unescape(text_of(m.get("content")))
+        for m in body.get("messages") or []
+        if isinstance(m, dict)
+    ]
 
 
 def resume_blocks(text: str) -> list[tuple[dict[str, str], str]]:
