@@ -4,7 +4,11 @@ Score = fused rank (0..1) + share of the query's terms present (in the chunk, it
 or its file's path) + terms in the title + a definition the title names (``def dedent``
 for ``dedent``; a dotted reference resolved to its definition) + identifiers as written +
 a pasted message found verbatim or phrase by phrase + proximity and adjacency of all
-terms. The weights were set on a judged query set and checked on a held-out one
+terms. Shares are of the query's weight, each term weighing its inverse document frequency
+(`weights`), so a chunk holding the rare words of a query beats one holding its common
+ones. A query of three or more terms (a question, a pasted message) adds what its rare
+terms say, read where words and identifier parts start (`_telling_terms`). The weights
+were set on judged query sets and checked on held-out ones
 (``benchmarks/retrieval_eval.py``).
 """
 

@@ -5,8 +5,9 @@ Design:
 * A label names a source; indexing a label again replaces it in one transaction, so a
   reader sees the old chunks or the new ones, never a mix or nothing.
 * Search fuses ranked lists (all terms, any term, substrings of known words) with
-  reciprocal rank fusion, then reranks by title, proximity and phrase adjacency. A term
-  that matches nothing is corrected against the vocabulary (typos).
+  reciprocal rank fusion, then reranks by title, proximity and phrase adjacency, each term
+  weighed by how rare it is (`ranking`). A term that matches nothing is corrected against
+  the vocabulary (typos). A hit shows the lines that best cover the query (`excerpt`).
 * A file-backed source is checked (one stat) before any of its hits is shown: a changed
   file is re-indexed, a deleted one dropped, a file now denied by policy left alone and
   never read, and the search runs again without the stale hits. Besides, each search
