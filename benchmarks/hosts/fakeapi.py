@@ -95,6 +95,9 @@ class Script:
     model: str = "fake-model"
     ready_dir: str | None = None
     ready_timeout: float = 60.0
+    delay: float = 0.0
+    """Seconds each scripted reply waits, as a model would: a host that stops a tool's
+    hooks when its next step starts (Kimi Code) loses them to an instant reply."""
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -107,6 +110,7 @@ class Script:
             "model": self.model,
             "ready_dir": self.ready_dir,
             "ready_timeout": self.ready_timeout,
+            "delay": self.delay,
         }
 
     @classmethod
@@ -126,6 +130,7 @@ class Script:
             str(data.get("model") or "fake-model"),
             data.get("ready_dir"),
             float(data.get("ready_timeout") or 60.0),
+            float(data.get("delay") or 0.0),
         )
 
 
@@ -488,6 +493,8 @@ class _Handler(BaseHTTPRequestHandler):
             self._json({})
             return
         label, text, call, extra = self.api.reply(body)
+        if self.api.script.delay and not label.startswith("aux"):
+            time.sleep(self.api.script.delay)
         model = str(body.get("model") or self.api.script.model)
         stream = bool(body.get("stream"))
         opts = body.get("stream_options")

@@ -16,7 +16,10 @@ trip.
 Invocations (``default_permission_mode = "auto"``: ``-p`` refuses ``--auto``): run1
 ``kimi -p "do the task"`` (``Bash`` curl, the four ctx_* calls,
 ``Write`` notes.txt); run2 ``kimi --continue -p "RESUME ..."`` (SessionStart
-``resume``); run3 ``--continue -p /compact`` where the CLI takes it headless.
+``resume``); run3 ``--continue -p "COMPACT ..."``, whose first reply reports a nearly
+full context, so Kimi compacts (PreCompact builds the snapshot); run4
+``--continue -p "RESUME after compaction"``: the snapshot comes with the prompt
+(UserPromptSubmit's ``message``).
 """
 
 from __future__ import annotations
@@ -33,6 +36,7 @@ from fakeapi import Script, Step  # noqa: E402
 
 HOST = "kimi"
 MODEL = "fake-model"
+COMPACT = "COMPACT"
 
 
 def node() -> str:
@@ -68,11 +72,18 @@ def script(run: scenario.Run) -> Script:
         lambda path, text: Step("Write", {"path": path, "content": text}),
         notes,
     )
+    # Kimi has no headless /compact: a reply that reports a nearly full context makes it
+    # compact by itself after that step (triggerRatio 0.85 of max_context_size).
+    prompts[COMPACT] = [Step("Bash", {"command": "echo compacting", "description": "echo"})]
     return Script(
         prompts,
         aux={"summar": "Summary: the zebracorn task is done; notes.txt was written."},
         aux_text="Zebracorn task",
+        tokens={COMPACT: 120000},
         model=MODEL,
+        # Kimi stops a tool's PostToolUse hook when the next step starts: a model takes
+        # seconds per step, the fake would answer at once and the hook would be lost.
+        delay=1.5,
         ready_dir=os.path.join(run.d["data"], "servers"),
     )
 
@@ -132,10 +143,17 @@ def main() -> int:
         resume = f"{scenario.RESUME}: continue where we left off"
         start2 = time.time()
         run.invoke("run2", [*base, "--continue", "-p", resume], proj, env, resume)
+        compact_at = time.time()
+        big = f"{COMPACT} the conversation"
+        run.invoke("run3", [*base, "--continue", "-p", big], proj, env, big)
+        after = f"{scenario.RESUME} after compaction"
+        run.invoke("run4", [*base, "--continue", "-p", after], proj, env, after)
         events = run.collect_events()
         segs = run.requests()
         run1 = segs.get("run1", [])
         resumed = scenario.new_resume_blocks(segs.get("run2", []), start2)
+        compacted = scenario.new_resume_blocks(segs.get("run4", []), compact_at)
+        built = [e for e in events if e.get("type") == "snapshot_built"]
         results += [
             scenario.check_exits(run.runs),
             scenario.check_mcp_tools(run1),
@@ -149,6 +167,13 @@ def main() -> int:
                 f"n/a: Kimi reads no SessionStart answer; {len(resumed)} <session_resume> "
                 "block(s) reached run2 (a snapshot rides on the next prompt only after a "
                 "compaction)",
+            ),
+            scenario.Result(
+                "compaction",
+                bool(compacted),
+                f"{len(built)} snapshot(s) built at PreCompact (auto, after a reply reporting "
+                f"120,000 of 128,000 tokens); "
+                f"{len(compacted)} <session_resume> block(s) reached run4's prompt",
             ),
             scenario.check_orphans(run.runs),
         ]

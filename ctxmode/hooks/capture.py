@@ -40,7 +40,7 @@ def handle(event: HookEvent) -> HookDecision:
     late = (
         host is not None
         and host.late_snapshot
-        and event.event in ("post_tool", "prompt_submit")
+        and (event.event == "prompt_submit" or (event.event == "post_tool" and host.post_context))
         and settings.inject_enabled()
     )
     if not events and not late:

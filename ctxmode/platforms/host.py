@@ -47,6 +47,9 @@ class Host(NamedTuple):
     """A pre-tool hook can add context for the model before the tool runs."""
     late_snapshot: bool = False
     """No session start after compaction: the snapshot rides on the next tool result."""
+    post_context: bool = True
+    """A post-tool answer's context reaches the model (not Kimi Code's: its late snapshot
+    waits for the next prompt)."""
     compact_context: bool = False
     """The pre-compact answer itself carries the snapshot into the compacted context."""
     speculative_compact: bool = False

@@ -44,6 +44,7 @@ HOST = Host(
     can_modify=False,
     pre_context=False,
     late_snapshot=True,
+    post_context=False,
     tool_prefix=f"mcp__{SERVER_KEY}__",
     config_var="KIMI_CODE_HOME",
     config_dir="{home}/.kimi-code",

@@ -52,3 +52,19 @@ def test_context_rides_on_the_prompt_only():
     post = _parse("kimi.posttooluse.write")
     assert silent(kimi.render(post, HookDecision("context", context="snap")))
     assert silent(kimi.noop("pretooluse"))
+
+
+def test_a_pending_snapshot_waits_for_the_prompt(tmp_path, monkeypatch):
+    """Kimi drops PostToolUse answers: a snapshot taken there would be lost."""
+    from session.support import bash, hook_event, open_db
+
+    from ctxmode.hooks import capture
+
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    monkeypatch.delenv("CTXMODE_INJECT", raising=False)
+    with open_db() as sdb:
+        sdb.upsert_resume("s1", "<session_resume/>", 3)
+    assert capture.handle(bash("ls", platform="kimi")).kind == "record"
+    prompt = hook_event(platform="kimi", event="prompt_submit", prompt="go on")
+    decision = capture.handle(prompt)
+    assert decision.kind == "context" and "<session_resume/>" in (decision.context or "")
