@@ -39,6 +39,8 @@ PLATFORMS = {
     "antigravity-cli": "ctxmode.platforms.antigravity_cli",
     "antigravity": "ctxmode.platforms.antigravity",
     "zed": "ctxmode.platforms.zed",
+    "pi": "ctxmode.platforms.pi",
+    "omp": "ctxmode.platforms.omp",
 }
 
 

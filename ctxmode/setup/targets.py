@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from ctxmode.errors import UsageError
-from ctxmode.setup import more_targets
+from ctxmode.setup import jsplugins, more_targets
 from ctxmode.setup.command import Command
 from ctxmode.setup.entries import SERVER_NAME as SERVER_NAME
 from ctxmode.setup.entries import config_dir as config_dir
@@ -519,6 +519,8 @@ PLATFORMS: dict[str, Callable[[Scope, Command], PlatformPlan]] = {
     "antigravity-cli": more_targets.antigravity_cli,
     "antigravity": more_targets.antigravity,
     "zed": more_targets.zed,
+    "pi": jsplugins.pi,
+    "omp": jsplugins.omp,
 }
 
 

@@ -24,8 +24,9 @@ HOST_ENV_PREFIXES = (
     "CLAUDE_", "CLAUDECODE", "CONTEXT_MODE_", "CTXMODE_", "CTX_", "GEMINI_", "QWEN_", "CODEX_",
     "CURSOR_", "VSCODE_", "IDEA_", "JETBRAINS_", "KIRO_", "COPILOT_", "OPENCODE_",
 )  # fmt: skip
-POST_TOOL_EVENTS = ("posttooluse", "aftertool")
-PRE_COMPACT_EVENTS = ("precompact", "precompress")
+# Command hosts' names, then the plugin shims' (Pi/OMP extension, OpenClaw plugin).
+POST_TOOL_EVENTS = ("posttooluse", "aftertool", "tool_result", "after_tool_call")
+PRE_COMPACT_EVENTS = ("precompact", "precompress", "session_before_compact", "before_compaction")
 IDENTITY_KEYS = (
     "session_id", "sessionId", "conversation_id", "conversationId", "transcript_path", "cwd",
     "workspace_roots",

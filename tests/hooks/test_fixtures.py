@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from .fixture_support import (
+    POST_TOOL_EVENTS,
     Fixture,
     check_records,
     ctxmode_argv,
@@ -30,9 +31,7 @@ UNSUPPORTED = {
     f.id
     for f in ALL
     if {"session_has_events", "snapshot_available"} & set(f.preconditions)
-    and not any(
-        d.platform == f.platform and d.hook_event in ("posttooluse", "aftertool") for d in ALL
-    )
+    and not any(d.platform == f.platform and d.hook_event in POST_TOOL_EVENTS for d in ALL)
 }
 
 
