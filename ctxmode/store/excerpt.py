@@ -100,7 +100,7 @@ def excerpt(
         matcher = term.own
         if term.extra is not None and term.own.first(content, lowered) is None:
             matcher = term.extra
-        for at in matcher.starts(content, lowered):
+        for at in matcher.positions(content, lowered):
             i = bisect_right(starts, at) - 1
             held[i].setdefault(k, at - starts[i])
             if matcher.whole_word(content, at):

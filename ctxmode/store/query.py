@@ -7,7 +7,7 @@ operators, quotes, colons and parentheses in a query are just characters.
 
 import re
 from bisect import bisect_right
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from ctxmode.store.text import CJK_RUN, QUERY_NOISE, SYNONYMS, cjk_bigrams, has_cjk
@@ -264,12 +264,19 @@ class WordPattern:
             end += 1
         return text[at:end].lower() in self._whole
 
-    def starts(self, text: str, lowered: str | None = None) -> Iterator[int]:
-        """Where the matches in `text` start, in order; `lowered` is ``text.lower()``."""
+    def positions(self, text: str, lowered: str | None = None, most: int = 0) -> list[int]:
+        """Where the matches in `text` start, in order (the first `most` of them, when
+        given); `lowered` is ``text.lower()``."""
         low = text.lower() if lowered is None else lowered
-        held = (n in low for n in self.needles)
-        if not (all(held) if self._every else any(held)):
-            return
+        if self._every:
+            if not all(n in low for n in self.needles):
+                return []
+        else:
+            for needle in self.needles:
+                if needle in low:
+                    break
+            else:
+                return []
         found: set[int] = set()
         if len(low) == len(text):
             for word in self._words:
@@ -282,12 +289,17 @@ class WordPattern:
             found.update(m.start() for m in re.compile(plain, re.I).finditer(text))
         if self._expression:
             found.update(m.start() for m in re.compile(self._expression, re.I).finditer(text))
+        out: list[int] = []
         for at in sorted(found):
             if not self._bounded or _starts_word(text, at):
-                yield at
+                out.append(at)
+                if len(out) == most:
+                    break
+        return out
 
     def first(self, text: str, lowered: str | None = None) -> int | None:
-        return next(self.starts(text, lowered), None)
+        found = self.positions(text, lowered, 1)
+        return found[0] if found else None
 
 
 _FOUND_MAX = 200
@@ -305,18 +317,22 @@ class PairPattern:
         self._first, self._second = first, second
         self.needles = first.needles
 
-    def starts(self, text: str, lowered: str | None = None) -> Iterator[int]:
+    def positions(self, text: str, lowered: str | None = None, most: int = 0) -> list[int]:
         low = text.lower() if lowered is None else lowered
-        seconds = list(self._second.starts(text, low))
-        if not seconds:
-            return
-        for at in self._first.starts(text, low):
-            j = bisect_right(seconds, at)
-            if j < len(seconds) and _JOINED.fullmatch(text, at, seconds[j]):
-                yield at
+        seconds = self._second.positions(text, low)
+        out: list[int] = []
+        if seconds:
+            for at in self._first.positions(text, low):
+                j = bisect_right(seconds, at)
+                if j < len(seconds) and _JOINED.fullmatch(text, at, seconds[j]):
+                    out.append(at)
+                    if len(out) == most:
+                        break
+        return out
 
     def first(self, text: str, lowered: str | None = None) -> int | None:
-        return next(self.starts(text, lowered), None)
+        found = self.positions(text, lowered, 1)
+        return found[0] if found else None
 
     def whole_word(self, text: str, at: int) -> bool:
         return True

@@ -13,7 +13,6 @@ were set on judged query sets and checked on held-out ones
 """
 
 import re
-from bisect import bisect_right
 from collections.abc import Sequence
 
 from ctxmode.store import query as q
@@ -87,7 +86,7 @@ class Scorer:
         # chunk producing the message is the answer, so resolving it counts for less.
         self.resolve_weight = W_RESOLVED if len(self.terms) <= 3 else W_RESOLVED / 2
 
-    def _telling_terms(self, content: str, lowered: str, title: str) -> float:
+    def _telling_terms(self, content: str, lowered: str, title: str, titled: list[bool]) -> float:
         """What the rare terms of a query of several words say about a chunk.
 
         Reading each term where a word or a camelCase / snake_case part starts, in its
@@ -99,24 +98,17 @@ class Scorer:
         definition counting for less than a public one.
         """
         tells = self.telling[: len(self.terms)]
-        starts = _line_starts(content)
         counts = [0] * len(tells)
         lines: dict[int, set[int]] = {}
         for k, tell in enumerate(tells):
-            for matcher in tell.matchers:
-                for count, at in enumerate(matcher.starts(content, lowered), 1):
-                    lines.setdefault(bisect_right(starts, at) - 1, set()).add(k)
-                    counts[k] = count
-                    if count >= _COUNT_MAX:
-                        break
-                if counts[k]:
-                    break  # the words a term was expanded to: only where it is absent
+            found = tell.own.positions(content, lowered, _COUNT_MAX)
+            if not found and tell.extra is not None:  # expansions: only where it is absent
+                found = tell.extra.positions(content, lowered, _COUNT_MAX)
+            counts[k] = len(found)
+            for at in found:
+                lines.setdefault(content.count("\n", 0, at), set()).add(k)
         weights = self.weights
-        present = sum(
-            w
-            for w, n, tell in zip(weights, counts, tells, strict=True)
-            if n or any(m.first(title) is not None for m in tell.matchers)
-        )
+        present = sum(w for w, n, t in zip(weights, counts, titled, strict=True) if n or t)
         window = 0.0
         for i in lines:
             held = lines[i] | lines.get(i + 1, set()) | lines.get(i + 2, set())
@@ -148,9 +140,8 @@ class Scorer:
             for w, group, located in zip(weights, needles, in_place, strict=True)
             if located or any(n in content or n in title for n in group)
         )
-        title_hits = sum(
-            w for w, group in zip(weights, needles, strict=True) if any(n in title for n in group)
-        )
+        titled = [any(n in title for n in group) for group in needles]
+        title_hits = sum(w for w, t in zip(weights, titled, strict=True) if t)
         weight = W_TITLE_CODE if kind == "code" else W_TITLE_PROSE
         score = fused + coverage + weight * title_hits
         score += W_PLACE * sum(in_place) / len(terms)
@@ -172,22 +163,13 @@ class Scorer:
             found = sum(1 for p in self.phrases if p.search(content))
             score += W_PHRASE * found / len(self.phrases)
         if len(terms) >= MANY_TERMS:
-            score += self._telling_terms(original, content, heading)
+            score += self._telling_terms(original, content, heading, titled)
         if len(needles) > 1 and coverage > 0.999:
             span = q.min_span(content, needles)
             if span is not None:
                 score += W_PROXIMITY / (1 + span / 80)
             score += W_ADJACENT * min(1.0, q.adjacent_pairs(content, needles) / 4)
         return score
-
-
-def _line_starts(text: str) -> list[int]:
-    starts = [0]
-    at = text.find("\n")
-    while at != -1:
-        starts.append(at + 1)
-        at = text.find("\n", at + 1)
-    return starts
 
 
 def _private(title: str) -> bool:
