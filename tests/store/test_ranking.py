@@ -1,7 +1,11 @@
 """Ranking behaviours that make the first hit the answer: each test pits the right chunk
 against a plausible decoy that a plain BM25 ranking would put first."""
 
+import pytest
+
 from ctxmode.store import ContentStore
+from ctxmode.store import query as q
+from ctxmode.store.ranking import Scorer
 
 
 def _first(store: ContentStore, query: str) -> tuple[str, str]:
@@ -148,3 +152,11 @@ def test_an_identifier_query_still_finds_its_definition_first(store):
     assert _first(store, "get_terminal_size") == ("lib/shutil.py", "def get_terminal_size")
     assert _first(store, "shutil.get_terminal_size") == ("lib/shutil.py", "def get_terminal_size")
     assert _first(store, "get_terminal_sise") == ("lib/shutil.py", "def get_terminal_size")
+
+
+def test_weights_change_nothing_for_a_chunk_holding_every_term():
+    parsed = q.parse_query("parse args")
+    chunk = ("lib/cli.py", "def parse_args", "def parse_args(argv):\n    return parse(args)\n")
+    plain = Scorer(parsed, {}, {}).score(1.0, *chunk, "code")
+    weighted = Scorer(parsed, {}, {}, [7.5, 0.4]).score(1.0, *chunk, "code")
+    assert weighted == pytest.approx(plain)
