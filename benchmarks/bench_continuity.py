@@ -420,6 +420,7 @@ class Outcome:
     secret_hits: list[str] = field(default_factory=list)
     injections: list[int] = field(default_factory=list)
     hook_ms: list[float] = field(default_factory=list)
+    hook_cpu_ms: list[float] = field(default_factory=list)
     calls: int = 0
     shown: dict[str, str] = field(default_factory=dict)
     errors: list[str] = field(default_factory=list)
@@ -464,6 +465,26 @@ def _write(path: Path, text: str, append: bool) -> None:
         handle.write(text)
 
 
+def run_measured(
+    argv: list[str], stdin: bytes, env: dict[str, str], cwd: Path
+) -> tuple[int, str, float, float]:
+    """Run one process: (exit code, stdout, wall ms, CPU ms of the process itself). CPU
+    time (user + system, from wait4) is steadier than wall time on a shared machine."""
+    with tempfile.TemporaryFile() as given, tempfile.TemporaryFile() as taken:
+        given.write(stdin)
+        given.seek(0)
+        began = time.perf_counter()
+        proc = subprocess.Popen(
+            argv, stdin=given, stdout=taken, stderr=subprocess.DEVNULL, env=env, cwd=cwd
+        )
+        _, status, usage = os.wait4(proc.pid, 0)
+        wall = (time.perf_counter() - began) * 1000
+        proc.returncode = os.waitstatus_to_exitcode(status)
+        taken.seek(0)
+        stdout = taken.read().decode("utf-8", "replace")
+    return proc.returncode, stdout, wall, (usage.ru_utime + usage.ru_stime) * 1000
+
+
 def run_scenario(scenario: Scenario, keep: bool = False) -> Outcome:
     root = Path(tempfile.mkdtemp(prefix=f"ctx-cont-{scenario.name}-"))
     world = World(root)
@@ -488,21 +509,19 @@ def run_scenario(scenario: Scenario, keep: bool = False) -> Outcome:
             if step.write is not None:
                 _write(*step.write)
                 continue
-            began = time.perf_counter()
-            proc = subprocess.run(
+            payload = json.dumps(step.payload, ensure_ascii=False).encode("utf-8")
+            code, stdout, wall, cpu = run_measured(
                 [*command, "hook", step.platform, step.event],
-                input=json.dumps(step.payload, ensure_ascii=False).encode("utf-8"),
-                capture_output=True,
-                env=base_env | step.env,
-                cwd=world.project,
-                timeout=60,
-                check=False,
+                payload,
+                base_env | step.env,
+                world.project,
             )
-            out.hook_ms.append((time.perf_counter() - began) * 1000)
+            out.hook_ms.append(wall)
+            out.hook_cpu_ms.append(cpu)
             out.calls += 1
-            if proc.returncode != 0:
-                out.errors.append(f"{step.event}: exit {proc.returncode}")
-            context = _context_of(step.platform, proc.stdout.decode("utf-8", "replace"))
+            if code != 0:
+                out.errors.append(f"{step.event}: exit {code}")
+            context = _context_of(step.platform, stdout)
             if step.check is not None:
                 contexts[step.check] = context
                 if context:
@@ -571,6 +590,7 @@ def summarise(outcomes: list[Outcome], split: str) -> dict[str, Any]:
     found = sum(o.found for o in chosen)
     sizes = [b for o in chosen for b in o.injections]
     times = [t for o in chosen for t in o.hook_ms]
+    cpu = [t for o in chosen for t in o.hook_cpu_ms]
     return {
         "split": split,
         "scenarios": len(chosen),
@@ -585,6 +605,7 @@ def summarise(outcomes: list[Outcome], split: str) -> dict[str, Any]:
         "hook_calls": len(times),
         "hook_p50_ms": statistics.median(times) if times else 0.0,
         "hook_p95_ms": _pct(times, 0.95),
+        "hook_cpu_p50_ms": statistics.median(cpu) if cpu else 0.0,
         "by_kind": {
             k: {**v, "recall": (v["found"] / v["facts"]) if v["facts"] else None}
             for k, v in sorted(by_kind.items(), key=lambda kv: KINDS.index(kv[0]))
@@ -610,8 +631,9 @@ def print_summary(summary: dict[str, Any]) -> None:
         f"secrets at rest {summary['secrets_at_rest']} of {summary['secrets_planted']};"
         " injection bytes mean"
         f" {summary['injection_bytes_mean']:.0f}, max {summary['injection_bytes_max']};"
-        f" hook p50 {summary['hook_p50_ms']:.1f} ms, p95 {summary['hook_p95_ms']:.1f} ms"
-        f" (a bare interpreter start: p50 {summary['python_start_p50_ms']:.1f} ms)"
+        f" hook p50 {summary['hook_p50_ms']:.1f} ms, p95 {summary['hook_p95_ms']:.1f} ms,"
+        f" CPU p50 {summary['hook_cpu_p50_ms']:.1f} ms (a bare interpreter start: p50"
+        f" {summary['python_start_p50_ms']:.1f} ms, CPU {summary['python_start_cpu_ms']:.1f} ms)"
     )
     if summary["errors"]:
         print("hook errors:", summary["errors"])
@@ -635,14 +657,15 @@ def report(o: Outcome, verbose: bool, show: bool) -> None:
             print(f"  --- {name} ({len(text.encode('utf-8'))} bytes)\n{text}\n")
 
 
-def interpreter_start_ms(runs: int = 21) -> float:
-    """p50 of starting the hook's interpreter and doing nothing: the machine's floor."""
-    times = []
+def interpreter_start_ms(runs: int = 21) -> tuple[float, float]:
+    """p50 wall and CPU ms of starting the hook's interpreter and doing nothing: the
+    machine's floor."""
+    walls, cpus = [], []
     for _ in range(runs):
-        began = time.perf_counter()
-        subprocess.run([python(), "-c", "pass"], check=False)
-        times.append((time.perf_counter() - began) * 1000)
-    return statistics.median(times)
+        _, _, wall, cpu = run_measured([python(), "-c", "pass"], b"", dict(os.environ), HERE)
+        walls.append(wall)
+        cpus.append(cpu)
+    return statistics.median(walls), statistics.median(cpus)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -667,9 +690,10 @@ def main(argv: list[str] | None = None) -> int:
             report(o, args.verbose, args.show)
     summaries = [summarise(outcomes, s) for s in ("tuning", "heldout")]
     summaries = [s for s in summaries if s["scenarios"]]
-    bare = interpreter_start_ms()
+    bare, bare_cpu = interpreter_start_ms()
     for summary in summaries:
         summary["python_start_p50_ms"] = bare
+        summary["python_start_cpu_ms"] = bare_cpu
     for summary in summaries:
         print_summary(summary)
     print(f"\n{time.perf_counter() - began:.0f} s")
@@ -679,7 +703,11 @@ def main(argv: list[str] | None = None) -> int:
                 {
                     "summaries": summaries,
                     "scenarios": [
-                        {k: v for k, v in vars(o).items() if k not in ("shown", "hook_ms")}
+                        {
+                            k: v
+                            for k, v in vars(o).items()
+                            if k not in ("shown", "hook_ms", "hook_cpu_ms")
+                        }
                         for o in outcomes
                     ],
                 },
