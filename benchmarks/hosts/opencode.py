@@ -11,10 +11,9 @@ the project is set up with ``ctxmode setup opencode`` (plugin shim + ``mcp.ctxmo
 
 Invocations: run1 ``opencode run "do the task"`` (the scenario's task: ``bash`` curl, four
 ctx_* calls, ``write`` notes.txt); run2 ``opencode run --continue "RESUME ..."``; run3
-``opencode run --continue --command compact`` is not a thing headless, so compaction is driven
-the way OpenCode does it by itself: the model's context limit in the config is small and the
-fake reports a large prompt, so run3's prompt overflows and OpenCode compacts the session
-(``experimental.session.compacting``) before answering.
+an overflowing prompt: the model's context limit in the config is small and the fake reports
+a large prompt, so OpenCode compacts the session by itself (``experimental.session.compacting``);
+run4 ``opencode run --continue "RESUME ..."`` after it.
 """
 
 from __future__ import annotations
@@ -72,8 +71,8 @@ def script(run: scenario.Run, shell: str = "bash", write: str = "write") -> Scri
     prompts[COMPACT] = []
     return Script(
         prompts,
-        aux={"summariz": SUMMARY},
-        aux_text="Zebracorn task",
+        aux={"context summarization agent": SUMMARY, "Generate a title": "Zebracorn task"},
+        aux_text=SUMMARY,
         tokens={COMPACT: 60000},
         ready_dir=os.path.join(run.d["data"], "servers"),
     )
@@ -105,10 +104,12 @@ def drive(
         base = [binary, "run", "--print-logs", "--log-level", "DEBUG", "--format", "json"]
         resume = f"{scenario.RESUME}: continue where we left off"
         compact = f"{COMPACT}: wrap up"
+        after = f"{scenario.RESUME}: after the compaction"
         for name, extra, prompt in (
             ("run1", [], scenario.TASK),
             ("run2", ["--continue"], resume),
             ("run3", ["--continue"], compact),
+            ("run4", ["--continue"], after),
         ):
             run.invoke(name, [*base, *extra, prompt], proj, env, prompt)
         events = run.collect_events()
@@ -122,7 +123,7 @@ def drive(
             scenario.check_write(run1, os.path.join(proj, "notes.txt")),
             scenario.check_events(events),
             scenario.check_continue(segs.get("run2", []), events),
-            check_compaction(run, segs.get("run3", []), events),
+            check_compaction(run, [*segs.get("run3", []), *segs.get("run4", [])], events),
             scenario.check_guidance_once(segs),
             scenario.check_orphans(run.runs),
         ]
@@ -145,11 +146,11 @@ def shell_tool(entries: list[dict[str, Any]]) -> str:
 def check_compaction(
     run: scenario.Run, entries: list[dict[str, Any]], events: list[dict[str, Any]]
 ) -> scenario.Result:
-    """The overflow in run3 made the host compact: the summary request carries ctxmode's
-    snapshot (``experimental.session.compacting`` context) naming notes.txt."""
-    summaries = [e for e in entries if str(e.get("reply_label", "")).startswith("aux:summariz")]
-    if not summaries:
-        return scenario.Result("compaction", False, "run3 overflowed but no summary request came")
+    """run3's overflow made the host compact (OpenCode right after run3's reply, Kilo before
+    run4's first request): the summary request, one the fake answers as an aux request,
+    carries ctxmode's snapshot (``experimental.session.compacting`` context) naming
+    notes.txt."""
+    summaries = [e for e in entries if str(e.get("reply_label", "")).startswith("aux")]
     since = run.run("run3").get("start", 0.0)
     blocks = scenario.new_resume_blocks(summaries, since)
     named = [attrs for attrs, block in blocks if "notes.txt" in block]
@@ -157,7 +158,8 @@ def check_compaction(
     return scenario.Result(
         "compaction",
         bool(named),
-        f"summary request: <session_resume> naming notes.txt {'yes' if named else 'no'}"
+        f"{len(summaries)} aux request(s) in run3-run4; <session_resume> naming notes.txt in "
+        f"one {'yes' if named else 'no'}"
         + (f" (events={named[0].get('events')})" if named else f" ({len(blocks)} blocks)")
         + f"; snapshot_built events {len(built)}",
     )

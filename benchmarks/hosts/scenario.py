@@ -400,7 +400,7 @@ class Run:
         left = []
         for path in self.setup_files:
             with contextlib.suppress(OSError):
-                if b"ctxmode" in Path(path).read_bytes():
+                if b"ctxmode" in Path(path).read_bytes().replace(self.root.encode(), b""):
                     left.append(os.path.relpath(path, self.root))
         return Result(
             "uninstall-after-run",

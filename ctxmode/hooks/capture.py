@@ -8,8 +8,12 @@ carries on; the error goes to the hook log).
 Hosts that never start a session again after compacting (VS Code and the Copilot runtime,
 Gemini's asynchronous PreCompress) get the session's pending resume snapshot with the next
 tool result or prompt instead (their descriptor's ``late_snapshot``). A snapshot is pending
-only after a real compaction (see `ctxmode.hooks.compact`).
+only after a real compaction (see `ctxmode.hooks.compact`). Hosts that drop a session
+start's answer (their descriptor's ``start_output``: Qwen Code) get the routing block with the
+session's first prompt.
 """
+
+from pathlib import Path
 
 from ctxmode import settings
 from ctxmode.hookevent import RECORD, HookDecision, HookEvent
@@ -46,6 +50,15 @@ def handle(event: HookEvent) -> HookDecision:
     if not events and not late:
         return RECORD
     project = where.project_of(event)
+    # A host that drops session starts' answers gets the routing block with the first prompt.
+    offer = (
+        host is not None
+        and not host.start_output
+        and event.event == "prompt_submit"
+        and settings.inject_enabled()
+        and _tools_available(event.platform, project)
+    )
+    routing = False
     snapshot = None
     with SessionDB(where.session_db_path(project), busy_timeout_ms=HOOK_BUSY_TIMEOUT_MS) as sdb:
         with sdb.transaction():
@@ -56,6 +69,7 @@ def handle(event: HookEvent) -> HookDecision:
                 project_dir=str(project),
                 platform=event.platform,
             )
+            routing = offer and sdb.claim_routing(session_id)
             resume = sdb.take_resume(session_id) if late else None
             if resume is not None:
                 snapshot = resume.snapshot
@@ -65,6 +79,20 @@ def handle(event: HookEvent) -> HookDecision:
                     source_hook=event.event,
                     project_dir=str(project),
                 )
-    if snapshot:
-        return HookDecision("context", context=snapshot)
+    routed = _routing_block(event.platform) if routing else ""
+    context = "\n\n".join(p for p in (routed, snapshot) if p)
+    if context:
+        return HookDecision("context", context=context)
     return RECORD
+
+
+def _tools_available(platform: str, project: Path) -> bool:
+    from ctxmode.hooks.available import tools_available
+
+    return tools_available(platform, project)
+
+
+def _routing_block(platform: str) -> str:
+    from ctxmode.hooks.guidance import routing_block
+
+    return routing_block(platform)

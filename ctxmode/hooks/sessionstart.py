@@ -2,9 +2,11 @@
 
 By source (missing or unknown: ``startup``; VS Code ``new`` too; Claude ``fork`` is a resume):
 
-startup  routing block, once per session. Sessions idle for over a week and orphan events
-         are cleaned up; the platform's instruction files (CLAUDE.md, AGENTS.md, …) are
-         recorded as rules.
+startup  routing block, once per session (every start where the host keeps it in a system
+         prompt it rebuilds, `Host.system_routing`; none where the host drops the answer,
+         `Host.start_output`: the first prompt brings it, see `ctxmode.hooks.capture`).
+         Sessions idle for over a week and orphan events are cleaned up; the platform's
+         instruction files (CLAUDE.md, AGENTS.md, …) are recorded as rules.
 compact  routing block (the compacted context lost it) + this session's resume snapshot
          (the one PreCompact stored, else built now from its events). Upstream injected
          nothing here on Claude Code.
@@ -174,7 +176,13 @@ def _start(
         if source == "startup":
             started += _rule_events(event.platform, project)
         sdb.add_events(session_id, started, platform=event.platform, **record)
-        want_routing = offer and sdb.claim_routing(session_id, again=source in RENEWED)
+        host = descriptor(event.platform)
+        if host is not None and not host.start_output:
+            # The host drops this answer: the session's first prompt claims the routing
+            # block, and the next prompt or tool result takes a pending snapshot.
+            return False, ""
+        again = source in RENEWED or (host is not None and host.system_routing)
+        want_routing = offer and sdb.claim_routing(session_id, again=again)
         if want_routing and source == "resume" and transcript_has_routing(event):
             want_routing = False
         if not inject or source in ("startup", "clear"):

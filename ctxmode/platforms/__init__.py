@@ -34,6 +34,7 @@ PLATFORMS = {
     "cursor": "ctxmode.platforms.cursor",
     "kiro": "ctxmode.platforms.kiro",
     "opencode": "ctxmode.platforms.opencode",
+    "kilo": "ctxmode.platforms.kilo",
     "copilot-cli": "ctxmode.platforms.copilot_cli",
     "kimi": "ctxmode.platforms.kimi",
     "antigravity-cli": "ctxmode.platforms.antigravity_cli",

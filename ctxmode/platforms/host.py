@@ -83,6 +83,15 @@ class Host(NamedTuple):
     rejects anything but an object (Gemini CLI 0.61)."""
     prompt_context: tuple[tuple[str, str], ...] = ()
     """Host-added context around a submitted prompt: (opening, closing) tag pairs."""
+    start_output: bool = True
+    """The host uses a session start's answer. False: it runs the hook but drops the answer
+    (Qwen Code 0.15, which also never starts a headless session), so the routing block
+    goes with the session's first prompt and snapshots with the next prompt or tool result
+    (`late_snapshot`)."""
+    system_routing: bool = False
+    """The routing block goes into a system prompt the host rebuilds for every request and
+    never stores (OpenCode's plugin shim): a session continued by a new host process needs
+    it again, so every session start gets it."""
 
 
 def _home(env: Mapping[str, str]) -> str:

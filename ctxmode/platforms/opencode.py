@@ -13,6 +13,15 @@ Shim hooks and their events: ``tool.execute.before`` = pretooluse, ``tool.execut
 posttooluse, ``experimental.session.compacting`` = precompact,
 ``experimental.chat.system.transform`` = sessionstart (OpenCode has no session-start hook),
 ``chat.message`` = userpromptsubmit.
+
+The system prompt is rebuilt for every request and never stored, so the routing block is
+asked for at every start of the shim (``system_routing``): a session continued by a new
+process (``opencode run --continue``) gets it again. ``--continue`` replays the whole
+history under the same session id; a compaction gets the snapshot through
+``experimental.session.compacting`` (``compact_context``).
+
+Kilo Code (``ctxmode.platforms.kilo``) is a fork with the same plugin API: it loads the
+same shim (its ``PLATFORM`` constant set to ``kilo``) and uses `parse_with`/`render_with`.
 """
 
 from collections.abc import Mapping
@@ -50,6 +59,7 @@ HOST = Host(
     EVENTS,
     can_ask=False,
     compact_context=True,
+    system_routing=True,
     project_vars=("OPENCODE_PROJECT_DIR",),
     payload_project_first=True,
     config_dir="{xdg_config}/opencode",
@@ -60,6 +70,7 @@ HOST = Host(
         "{config}/opencode.json",
         "{config}/opencode.jsonc",
     ),
+    mcp_clients=("opencode",),
 )
 
 # OpenCode's built-in tools; any other name with an underscore is an MCP <server>_<tool>.
@@ -111,7 +122,14 @@ def _failure(payload: Mapping[str, Any]) -> str | None:
 
 
 def parse(native_event: str, payload: dict[str, Any], env: Mapping[str, str]) -> HookEvent | None:
-    canonical = EVENTS.get(native_event)
+    return parse_with(HOST, native_event, payload, env)
+
+
+def parse_with(
+    host: Host, native_event: str, payload: dict[str, Any], env: Mapping[str, str]
+) -> HookEvent | None:
+    """A shim payload of `host` (OpenCode, or a fork that loads the same shim)."""
+    canonical = host.events.get(native_event)
     if canonical is None:
         return None
     tool_input = as_object(pick(payload, "tool_input", "args"))
@@ -120,7 +138,7 @@ def parse(native_event: str, payload: dict[str, Any], env: Mapping[str, str]) ->
     if error:
         canonical = "post_tool_failure"
     return hook_event(
-        HOST,
+        host,
         canonical,
         native_event,
         payload,
@@ -135,8 +153,13 @@ def parse(native_event: str, payload: dict[str, Any], env: Mapping[str, str]) ->
 
 
 def render(event: HookEvent, decision: HookDecision) -> Output:
+    return render_with(HOST, event, decision)
+
+
+def render_with(host: Host, event: HookEvent, decision: HookDecision) -> Output:
+    """The shim's answer for `host`."""
     if event.event == "pre_tool":
-        v = verdict(event, decision, HOST)
+        v = verdict(event, decision, host)
         if v.kind == "deny":
             return json_out({"decision": "deny", "reason": v.reason})
         if v.kind == "modify":

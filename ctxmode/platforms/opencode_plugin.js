@@ -1,7 +1,8 @@
-// ctxmode for OpenCode: a plugin that forwards OpenCode's plugin hooks to
-// `ctxmode hook opencode <event>` and applies the answer.
+// ctxmode for OpenCode (and Kilo Code): a plugin that forwards OpenCode's plugin hooks to
+// `ctxmode hook <PLATFORM> <event>` and applies the answer.
 //
-// Install: put this file in .opencode/plugins/ (or ~/.config/opencode/plugins/).
+// Install: `ctxmode setup opencode` puts this file in .opencode/plugins/ (or
+// ~/.config/opencode/plugins/); `ctxmode setup kilo` in .kilo/plugins/ (~/.config/kilo/plugins/).
 // CTXMODE_BIN overrides the ctxmode executable (default: `ctxmode` on PATH). The module has
 // exactly one export: OpenCode initialises every exported function as a plugin.
 //
@@ -11,13 +12,16 @@
 // Anything going wrong (ctxmode missing, a timeout, unreadable output) lets the call through.
 import { spawn } from "node:child_process";
 
+// The platform whose hooks this shim runs: OpenCode, or a fork with the same plugin API
+// (Kilo Code; setup writes its name here).
+const PLATFORM = "opencode";
 const TIMEOUT_MS = 10000;
 
 function ask(event, payload) {
   return new Promise((resolve) => {
     let child;
     try {
-      child = spawn(process.env.CTXMODE_BIN || "ctxmode", ["hook", "opencode", event], {
+      child = spawn(process.env.CTXMODE_BIN || "ctxmode", ["hook", PLATFORM, event], {
         stdio: ["pipe", "pipe", "ignore"],
       });
     } catch {
@@ -107,9 +111,11 @@ export const CtxmodePlugin = async ({ directory, worktree } = {}) => {
 
     // sessionstart: OpenCode has no session-start hook, so the routing block is asked for
     // once per session and spliced into every system prompt at index 1 (index 0 is the
-    // host's cached header).
+    // host's cached header). Requests of no session (agent generation) and Kilo's title
+    // agent (session "title-<id>") get nothing.
     "experimental.chat.system.transform": async (input, output) => {
       const id = (input && input.sessionID) || "";
+      if (!id || id.startsWith("title-")) return;
       if (!routing.has(id)) {
         const answer = await ask("sessionstart", {
           ...base("experimental.chat.system.transform", id),

@@ -1,9 +1,18 @@
 """Qwen Code: the Claude Code protocol with Gemini tool names.
 
-Differences from Claude Code: a PreToolUse answer needs both ``permissionDecision`` and
-``permissionDecisionReason``, so a context-only nudge is not a documented form and is
-dropped (nudges belong in PostToolUse); ``ask`` is kept (Qwen turns it into a deny when
-headless); prompts may arrive as ``submitted_prompt``.
+Differences from Claude Code, as Qwen Code 0.15 behaves:
+
+* PreToolUse: ``updatedInput`` is never applied (only a PermissionRequest hook's is), so a
+  redirect is a deny with the reason; ``ask`` blocks the call like a deny (the user is not
+  asked), so it is sent as a deny that says so; a context-only answer is not acted on
+  (nudges belong in PostToolUse, whose ``additionalContext`` reaches the model).
+* SessionStart runs only in the interactive UI and after a compaction, and its answer is
+  dropped everywhere; UserPromptSubmit's ``additionalContext`` is added to the prompt (with
+  ``<`` and ``>`` escaped). So the routing block goes with a session's first prompt, and a
+  snapshot after compaction with the next prompt or tool result (``late_snapshot``).
+  ``--continue`` keeps the session id and replays the whole history, routing block included.
+* MCP tools are deferred: the model loads them with ``tool_search`` first.
+* Prompts may arrive as ``submitted_prompt``.
 """
 
 from collections.abc import Mapping
@@ -21,12 +30,18 @@ HOST = Host(
     NAME,
     EVENTS,
     WIRE_NAMES,
+    can_ask=False,
+    can_modify=False,
     pre_context=False,
+    late_snapshot=True,
+    start_output=False,
     tool_prefix=f"mcp__{SERVER_KEY}__",
+    deferred_tools='tool_search(query: "select:{names}")',
     project_vars=("QWEN_PROJECT_DIR",),
     config_dir="{home}/.qwen",
     memory_files=("{config}/QWEN.md", "{project}/QWEN.md"),
     mcp_configs=("{project}/.qwen/settings.json", "{config}/settings.json"),
+    mcp_clients=("qwen-cli-mcp-client", "qwen-code"),
 )
 
 

@@ -199,6 +199,27 @@ def claude_code(scope: Scope, cmd: Command) -> PlatformPlan:
     )
 
 
+QWEN_SETTINGS_VERSION = 4
+"""The settings format of Qwen Code 0.15 (its ``"$version"`` key)."""
+
+
+def _stamp(path: Path, key: str, value: Any) -> tuple[Setting, ...]:
+    """The top-level `key` a host writes into a config file that lacks it when it loads
+    the file (Qwen Code's ``$version``, which also migrates the file and leaves a
+    ``.orig`` copy; OpenCode's and Kilo's ``$schema``). A file setup creates gets it, so
+    the host leaves the file alone and uninstall can delete it; a file that has it keeps
+    its own value; a user's file without it is left to the host."""
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        text = None
+    except (OSError, UnicodeDecodeError):
+        return ()
+    if text is not None and f'"{key}"' not in text:
+        return ()
+    return (Setting((key,), value, structural=True),)
+
+
 def qwen_code(scope: Scope, cmd: Command) -> PlatformPlan:
     """`.qwen/settings.json` (or `~/.qwen/settings.json`): Claude's hook shape, timeouts in
     milliseconds, plus `mcpServers`."""
@@ -217,7 +238,12 @@ def qwen_code(scope: Scope, cmd: Command) -> PlatformPlan:
         _nested(cmd, p, "SessionStart", "sessionstart", None, timeout=30000),
         _nested(cmd, p, "UserPromptSubmit", "userpromptsubmit", None, timeout=10000),
     )
-    target = JsonTarget(settings, hooks=hooks, servers=(_server("mcpServers", _stdio(cmd)),))
+    target = JsonTarget(
+        settings,
+        hooks=hooks,
+        servers=(_server("mcpServers", _stdio(cmd)),),
+        settings=_stamp(settings, "$version", QWEN_SETTINGS_VERSION),
+    )
     return PlatformPlan(p, scope, (target,), ("Restart Qwen Code to load the hooks and server.",))
 
 
@@ -472,21 +498,25 @@ def kiro(scope: Scope, cmd: Command) -> PlatformPlan:
     return PlatformPlan(p, scope, (agent, mcp), notes)
 
 
-def opencode(scope: Scope, cmd: Command) -> PlatformPlan:
-    """The plugin shim in `.opencode/plugins/ctxmode.js` (it calls `ctxmode hook opencode
-    <event>`) + `mcp.ctxmode` in `opencode.json`; global: under `$XDG_CONFIG_HOME/opencode/`."""
-    p = "opencode"
+def _opencode_family(
+    p: str, scope: Scope, cmd: Command, project_dir: str, config: str, schema: str, host: str
+) -> PlatformPlan:
+    """OpenCode and forks that keep its plugin API: the plugin shim (`PLATFORM` set to `p`)
+    in `<project>/<project_dir>/plugins/ctxmode.js` + `mcp.ctxmode` in `<project>/<config>.json`
+    (or the `.jsonc` the project has); global: both in the host's config directory."""
     if scope.project is None:
         base = config_dir(p)
         plugins = base / "plugins"
     else:
         base = scope.project
-        plugins = base / ".opencode" / "plugins"
-    config = base / "opencode.json"
-    if not config.exists() and (base / "opencode.jsonc").exists():
-        config = base / "opencode.jsonc"
+        plugins = base / project_dir / "plugins"
+    path = base / f"{config}.json"
+    if not path.exists() and (base / f"{config}.jsonc").exists():
+        path = base / f"{config}.jsonc"
     server = {"type": "local", "command": cmd.serve(), "enabled": True}
-    shim = opencode_plugin_source() or ""
+    shim = (opencode_plugin_source() or "").replace(
+        'const PLATFORM = "opencode";', f"const PLATFORM = {json.dumps(p)};"
+    )
     warnings = []
     if shim and cmd.executable != Command().executable:
         # The shim runs $CTXMODE_BIN or `ctxmode`; bake --command in as the fallback.
@@ -494,14 +524,33 @@ def opencode(scope: Scope, cmd: Command) -> PlatformPlan:
             shim = shim.replace(_SHIM_DEFAULT, f"{_SHIM_DEFAULT[:-9]}{json.dumps(cmd.executable)}")
         else:
             warnings.append(
-                "the OpenCode plugin runs `ctxmode` from PATH (or $CTXMODE_BIN), not --command."
+                f"the {host} plugin runs `ctxmode` from PATH (or $CTXMODE_BIN), not --command."
             )
     targets = (
         PlainFileTarget(plugins / "ctxmode.js", shim),
-        JsonTarget(config, servers=(ServerEntry(("mcp",), SERVER_NAME, server),)),
+        JsonTarget(
+            path,
+            servers=(ServerEntry(("mcp",), SERVER_NAME, server),),
+            settings=_stamp(path, "$schema", schema),
+        ),
     )
-    notes = ("Restart OpenCode so it loads the plugin and the MCP server.",)
+    notes = (f"Restart {host} so it loads the plugin and the MCP server.",)
     return PlatformPlan(p, scope, targets, notes, tuple(warnings))
+
+
+def opencode(scope: Scope, cmd: Command) -> PlatformPlan:
+    """The plugin shim in `.opencode/plugins/ctxmode.js` (it calls `ctxmode hook opencode
+    <event>`) + `mcp.ctxmode` in `opencode.json`; global: under `$XDG_CONFIG_HOME/opencode/`."""
+    schema = "https://opencode.ai/config.json"
+    return _opencode_family("opencode", scope, cmd, ".opencode", "opencode", schema, "OpenCode")
+
+
+def kilo(scope: Scope, cmd: Command) -> PlatformPlan:
+    """Kilo Code CLI, an OpenCode fork: the same shim in `.kilo/plugins/ctxmode.js` (it calls
+    `ctxmode hook kilo <event>`) + `mcp.ctxmode` in `kilo.json`; global: under
+    `$XDG_CONFIG_HOME/kilo/`."""
+    schema = "https://app.kilo.ai/config.json"
+    return _opencode_family("kilo", scope, cmd, ".kilo", "kilo", schema, "Kilo Code")
 
 
 PLATFORMS: dict[str, Callable[[Scope, Command], PlatformPlan]] = {
@@ -514,6 +563,7 @@ PLATFORMS: dict[str, Callable[[Scope, Command], PlatformPlan]] = {
     "cursor": cursor,
     "kiro": kiro,
     "opencode": opencode,
+    "kilo": kilo,
     "copilot-cli": more_targets.copilot_cli,
     "kimi": more_targets.kimi,
     "antigravity-cli": more_targets.antigravity_cli,

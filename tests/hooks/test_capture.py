@@ -184,3 +184,23 @@ def test_the_dispatcher_routes_a_claude_post_tool_payload_here():
     assert stored("4f1c2b9e-8a7d-4e3b-9c61-2d5e7f0a1b3c") == [
         ("file_edit", f"{PROJECT}/src/users.py")
     ]
+
+
+def test_a_host_that_drops_session_start_answers_gets_the_routing_block_with_the_first_prompt():
+    def prompt(session: str) -> object:
+        return capture.handle(
+            hook_event("prompt_submit", prompt="fix it", platform="qwen-code", session_id=session)
+        )
+
+    first = prompt("s1")
+    assert first.kind == "context" and "<context_window_protection>" in (first.context or "")
+    assert prompt("s1") == RECORD  # once per session
+    assert prompt("s2").kind == "context"
+    claude = hook_event("prompt_submit", prompt="fix it", session_id="s3")
+    assert capture.handle(claude) == RECORD  # Claude Code's session start brings it
+
+
+def test_the_first_prompt_brings_no_routing_block_with_injection_off(monkeypatch):
+    monkeypatch.setenv("CTXMODE_INJECT", "off")
+    event = hook_event("prompt_submit", prompt="fix it", platform="qwen-code")
+    assert capture.handle(event) == RECORD

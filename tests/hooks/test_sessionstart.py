@@ -290,3 +290,18 @@ def test_the_dispatcher_answers_a_claude_session_start_with_additional_context()
     )
     assert ROUTING in output.stdout
     assert '"hookEventName":"SessionStart"' in output.stdout.replace(" ", "")
+
+
+def test_a_host_that_rebuilds_its_system_prompt_gets_the_routing_block_at_every_start():
+    # OpenCode's shim splices it into a system prompt OpenCode never stores: a session
+    # continued by a new process (`opencode run --continue`) would otherwise lose it.
+    assert start("startup", platform="opencode").kind == "context"
+    assert start("startup", platform="opencode").context == f"{ROUTING} [opencode]"
+
+
+def test_a_host_that_drops_the_answer_gets_no_routing_block_at_session_start():
+    # Qwen Code drops SessionStart answers: the first prompt claims the routing block.
+    assert start("startup", platform="qwen-code") == RECORD
+    assert ("session_start", "session startup (qwen-code)") in stored()
+    prompt = hook_event("prompt_submit", prompt="fix it", platform="qwen-code")
+    assert capture.handle(prompt).context == f"{ROUTING} [qwen-code]"

@@ -54,20 +54,37 @@ def test_pre_tool_nudge_is_dropped():
     assert silent(qwen_code.render(event, HookDecision("context", context="nudge")))
 
 
-def test_modify_carries_a_reason():
+def test_a_redirect_is_a_deny_with_its_reason():
+    # Qwen Code 0.15 never applies a PreToolUse updatedInput: the call would run unchanged.
     event = _parse("qwen-code.pretooluse.shell-curl")
-    decision = HookDecision("modify", updated_input={"command": "echo 'ctx_fetch_and_index'"})
+    decision = HookDecision("modify", updated_input={"command": "echo 'use ctx_fetch_and_index'"})
     spec = answer(qwen_code.render(event, decision))["hookSpecificOutput"]
-    assert spec["permissionDecision"] == "allow"
-    assert spec["permissionDecisionReason"]
-    assert spec["updatedInput"]["is_background"] is False
+    assert spec["permissionDecision"] == "deny"
+    assert "ctx_fetch_and_index" in spec["permissionDecisionReason"]
+    assert "updatedInput" not in spec
 
 
-def test_deny_and_ask_are_native():
+def test_deny_is_native_and_ask_is_a_deny_that_says_so():
+    # An "ask" blocks the call like a deny (the user is not asked).
     event = _parse("qwen-code.pretooluse.web-fetch")
-    for kind in ("deny", "ask"):
-        spec = answer(qwen_code.render(event, HookDecision(kind, reason="r")))["hookSpecificOutput"]
-        assert (spec["permissionDecision"], spec["permissionDecisionReason"]) == (kind, "r")
+    spec = answer(qwen_code.render(event, HookDecision("deny", reason="r")))["hookSpecificOutput"]
+    assert (spec["permissionDecision"], spec["permissionDecisionReason"]) == ("deny", "r")
+    spec = answer(qwen_code.render(event, HookDecision("ask", reason="r")))["hookSpecificOutput"]
+    assert spec["permissionDecision"] == "deny"
+    assert (
+        spec["permissionDecisionReason"].startswith("r") and spec["permissionDecisionReason"] != "r"
+    )
+
+
+def test_prompt_context_is_delivered():
+    # The routing block goes with the first prompt: Qwen drops SessionStart answers.
+    payload = {**fixture("qwen-code.sessionstart.startup"), "prompt": "fix it"}
+    event = qwen_code.parse("userpromptsubmit", payload, ENV)
+    assert event is not None
+    spec = answer(qwen_code.render(event, HookDecision("context", context="routing")))
+    assert spec == {
+        "hookSpecificOutput": {"hookEventName": "UserPromptSubmit", "additionalContext": "routing"}
+    }
 
 
 def test_post_tool_context_is_delivered():

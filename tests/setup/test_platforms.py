@@ -106,6 +106,8 @@ def test_user_entries_and_unknown_keys_survive_setup_and_uninstall(platform, sco
     targets = _targets(platform, where)
     _seed(targets)
     original = {t.path: t.path.read_text(encoding="utf-8") for t in targets if t.path.exists()}
+    # A plan may depend on what the files hold (Qwen's "$version" only in a file that has one).
+    targets = _targets(platform, where)
     setup(platform, project=where)
     for target in targets:
         if isinstance(target, JsonTarget):
@@ -137,8 +139,8 @@ def test_user_entries_and_unknown_keys_survive_setup_and_uninstall(platform, sco
 
 @pytest.mark.parametrize("platform", list(PLATFORMS))
 def test_uninstall_after_the_host_reordered_and_reformatted_removes_only_ours(platform, project):
-    targets = _targets(platform, project)
-    _seed(targets)
+    _seed(_targets(platform, project))
+    targets = _targets(platform, project)  # as planned for the seeded files
     setup(platform, project=project)
     for target in targets:
         if isinstance(target, JsonTarget):
