@@ -11,6 +11,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from ctxmode.store.text import CJK_RUN, QUERY_NOISE, SYNONYMS, cjk_bigrams, has_cjk
+from ctxmode.store.thesaurus import related
 
 # A compound identifier (os.path.join, get_user_name, foo-bar, a::b) or a single word.
 _TERM = re.compile(r"[^\W_]+(?:[._:/\\-]+[^\W_]+)*")
@@ -57,6 +58,22 @@ _CODEISH = re.compile(r"[:()\[\]{}<>=_\"`/\\]|[a-z][A-Z]|\w\.\w")
 def is_question(parsed: "ParsedQuery") -> bool:
     """A question in a user's words (three or more terms, nothing like code in it)."""
     return len(parsed.terms) >= 3 and not parsed.references and not _CODEISH.search(parsed.raw)
+
+
+def related_words(parsed: "ParsedQuery") -> dict[str, tuple[str, ...]]:
+    """For a question in words, each plain word's related words (`thesaurus`) not
+    already among the query's terms; nothing for any other query."""
+    if not is_question(parsed):
+        return {}
+    own = {t.text for t in parsed.terms}
+    out: dict[str, tuple[str, ...]] = {}
+    for term in parsed.terms:
+        if term.cjk or term.literal:
+            continue
+        words = tuple(w for w in related(term.text) if w not in own)
+        if words:
+            out[term.text] = words
+    return out
 
 
 def quote_phrase(text: str) -> str:

@@ -7,7 +7,9 @@ a pasted message found verbatim or phrase by phrase + proximity and adjacency of
 terms. Shares are of the query's weight, each term weighing its inverse document frequency
 (`weights`), so a chunk holding the rare words of a query beats one holding its common
 ones. A query of three or more terms (a question, a pasted message) adds what its rare
-terms say, read where words and identifier parts start (`_telling_terms`). The weights
+terms say, read where words and identifier parts start (`_telling_terms`). A question's
+rare term missing from a chunk counts at `W_RELATED` of its weight where the chunk holds a
+related word of it (`thesaurus`), in full when no chunk holds the term itself. The weights
 were set on judged query sets and checked on held-out ones
 (``benchmarks/retrieval_eval.py``).
 """
@@ -39,6 +41,9 @@ K1 = 1.2
 AVERAGE_CHUNK = 1000  # characters
 W_HEAD = 1.0
 W_PRIVATE = 0.3
+# A question's term found in a chunk only as a related word (`thesaurus`) counts for this
+# share of its weight; in full when no chunk holds the term itself.
+W_RELATED = 0.5
 _COUNT_MAX = 20  # occurrences of a term worth counting (they saturate)
 _DEFINED = re.compile(r"\b(?:def|class|function|fn|func|method)\s+([\w$]+)")
 _LABEL_SPLIT = re.compile(r"[^\w]+|_")
@@ -53,12 +58,20 @@ class Scorer:
         extra: dict[str, tuple[str, ...]],
         corrections: dict[str, str],
         idf: Sequence[float] = (),
+        related: dict[str, tuple[str, ...]] | None = None,
+        unseen: frozenset[str] = frozenset(),
     ) -> None:
         self.parsed = parsed
         self.terms = parsed.terms
         self.extra = extra
         self.corrections = corrections
         self.needles = [q.term_patterns(t, extra.get(t.text, ())) for t in self.terms]
+        # A question's related words (`thesaurus`), and the share of a term's weight they
+        # earn where the term itself is absent.
+        related = related or {}
+        self.related = [related.get(t.text, ()) for t in self.terms]
+        self.related_share = [1.0 if t.text in unseen else W_RELATED for t in self.terms]
+        self.related_matchers = [q.word_matcher(r) if r else None for r in self.related]
         # Each term's share of the query's weight: its IDF, or an equal share without one.
         raw = list(idf) if len(idf) == len(self.terms) else [1.0] * len(self.terms)
         total = sum(raw) or 1.0
@@ -100,14 +113,19 @@ class Scorer:
         tells = self.telling[: len(self.terms)]
         counts = [0] * len(tells)
         lines: dict[int, set[int]] = {}
+        weights = list(self.weights)
         for k, tell in enumerate(tells):
             found = tell.own.positions(content, lowered, _COUNT_MAX)
             if not found and tell.extra is not None:  # expansions: only where it is absent
                 found = tell.extra.positions(content, lowered, _COUNT_MAX)
+            related = self.related_matchers[k]
+            if not found and related is not None:  # related words: for less
+                found = related.positions(content, lowered, _COUNT_MAX)
+                if found:
+                    weights[k] *= self.related_share[k]
             counts[k] = len(found)
             for at in found:
                 lines.setdefault(content.count("\n", 0, at), set()).add(k)
-        weights = self.weights
         present = sum(w for w, n, t in zip(weights, counts, titled, strict=True) if n or t)
         window = 0.0
         for i in lines:
@@ -140,6 +158,12 @@ class Scorer:
             for w, group, located in zip(weights, needles, in_place, strict=True)
             if located or any(n in content or n in title for n in group)
         )
+        full = coverage  # the terms as written
+        for k, (w, group, located) in enumerate(zip(weights, needles, in_place, strict=True)):
+            others = self.related[k]
+            if others and not located and not any(n in content or n in title for n in group):
+                if any(n in content or n in title for n in others):
+                    coverage += self.related_share[k] * w
         titled = [any(n in title for n in group) for group in needles]
         title_hits = sum(w for w, t in zip(weights, titled, strict=True) if t)
         weight = W_TITLE_CODE if kind == "code" else W_TITLE_PROSE
@@ -164,7 +188,7 @@ class Scorer:
             score += W_PHRASE * found / len(self.phrases)
         if len(terms) >= MANY_TERMS:
             score += self._telling_terms(original, content, heading, titled)
-        if len(needles) > 1 and coverage > 0.999:
+        if len(needles) > 1 and full > 0.999:
             span = q.min_span(content, needles)
             if span is not None:
                 score += W_PROXIMITY / (1 + span / 80)

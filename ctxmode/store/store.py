@@ -58,6 +58,7 @@ FETCH_MIN = 30
 DEFAULT_LIMIT = 5
 WAL_CHECKPOINT_PAGES = 4000  # checkpoint (and fsync) every ~16 MB of writes, not ~4 MB
 PARTIAL_BELOW = 10
+RELATED_RARE = 100  # a question's term in at most 1 chunk in this many is expanded
 # File-backed sources a search checks besides its hits' own: a stat each (a read only for
 # a changed file), about 2 ms for 1,000; a store with at most this many is swept whole.
 SWEEP_BATCH = 1000
@@ -1126,6 +1127,18 @@ class ContentStore:
             if not found and len(groups) > 1:
                 found = self._ranked(q.or_expr(groups), *args)
             lists.append((layer, found))
+        # A question in other words than its answer's: its rare words also match their
+        # related words (`thesaurus`), when no chunk holds all of its words.
+        related = {} if everything else self._related_words(parsed)
+        if related:
+            widened = [
+                q.group_expr([g, *(q.quote_phrase(w) for w in related.get(t.text, ()))])
+                for t, g in zip(parsed.terms, groups, strict=True)
+            ]
+            found = self._ranked(q.and_expr(widened), *args)
+            if len(found) < max(PARTIAL_BELOW, limit):
+                found += [c for c in self._ranked(q.or_expr(widened), *args) if c not in found]
+            lists.append(("related", found))
 
         idf = self._weights.idf(groups) if len(groups) > 1 else [1.0]
         fused: dict[int, float] = {}
@@ -1139,9 +1152,32 @@ class ContentStore:
         # Sources whose file a Read rule now denies are neither re-read nor served.
         hidden = frozenset(report.denied)
         hits = self._rerank(
-            parsed, fused, first_layer, extra, corrections, idf, hidden, limit, snippet_chars
+            parsed,
+            fused,
+            first_layer,
+            extra,
+            corrections,
+            idf,
+            hidden,
+            limit,
+            snippet_chars,
+            related,
         )
         return SearchResult(query, hits, corrections, report)
+
+    def _related_words(self, parsed: q.ParsedQuery) -> dict[str, tuple[str, ...]]:
+        """The related words of a question's rare terms (in at most 1 chunk in
+        `RELATED_RARE`): a common word is already found as written, and expanding it
+        only adds noise."""
+        related = q.related_words(parsed)
+        if not related:
+            return {}
+        most = self._weights.chunks / RELATED_RARE
+        return {
+            t.text: related[t.text]
+            for t in parsed.terms
+            if t.text in related and self._weights.frequency(t.fts) <= most
+        }
 
     def _rerank(
         self,
@@ -1154,6 +1190,7 @@ class ContentStore:
         hidden: frozenset[str],
         limit: int,
         snippet_chars: int,
+        related: dict[str, tuple[str, ...]],
     ) -> list[SearchHit]:
         """Order candidates by how well each chunk answers the query (see `ranking`)."""
         ids = list(fused)
@@ -1167,7 +1204,10 @@ class ContentStore:
                 ids,
             )
         }
-        scorer = Scorer(parsed, extra, corrections, idf)
+        unseen = frozenset(
+            t.text for t in parsed.terms if t.text in related and not self._weights.frequency(t.fts)
+        )
+        scorer = Scorer(parsed, extra, corrections, idf, related, unseen)
         top = max(fused.values())
         scored: list[tuple[float, int]] = []
         for cid, rrf in fused.items():

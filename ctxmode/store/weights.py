@@ -39,6 +39,12 @@ class TermWeights:
             self._chunks = int(self._con.execute("SELECT count(*) FROM chunks").fetchone()[0])
 
     @property
+    def chunks(self) -> int:
+        """The number of chunks indexed."""
+        self._fresh()
+        return self._chunks
+
+    @property
     def common_at(self) -> int:
         return max(COMMON_MIN, self._chunks // COMMON_SHARE)
 

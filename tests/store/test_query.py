@@ -135,3 +135,20 @@ def test_question_in_words_is_told_from_code_and_messages():
     assert not q.is_question(q.parse_query("zipfile.BadZipFile: File is not a zip file"))
     assert not q.is_question(q.parse_query("get_terminal_size fallback"))
     assert not q.is_question(q.parse_query("terminal size"))  # too few terms
+
+
+def test_only_a_question_in_words_gets_related_words() -> None:
+    related = q.related_words(q.parse_query("make the terminal beep at the user"))
+    assert "bell" in related["beep"]
+    assert q.related_words(q.parse_query("terminal beep")) == {}  # two words: not a question
+    assert q.related_words(q.parse_query("console.bell(beep)")) == {}  # code
+    # an identifier is never expanded, whatever its parts
+    assert "delete_file" not in q.related_words(q.parse_query("why does delete_file stop here"))
+
+
+def test_related_words_are_found_by_their_base_form() -> None:
+    from ctxmode.store.thesaurus import related
+
+    assert "directory" in related("folder") or "dir" in related("folders")
+    assert "bell" in related("beeps")
+    assert related("zyxwv") == ()

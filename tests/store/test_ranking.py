@@ -160,3 +160,26 @@ def test_weights_change_nothing_for_a_chunk_holding_every_term():
     plain = Scorer(parsed, {}, {}).score(1.0, *chunk, "code")
     weighted = Scorer(parsed, {}, {}, [7.5, 0.4]).score(1.0, *chunk, "code")
     assert weighted == pytest.approx(plain)
+
+
+def test_a_question_in_other_words_finds_the_related_words_chunk(store: ContentStore) -> None:
+    _background(store)
+    store.index_text(
+        "def ring(console):\n    '''Play the bell sound of the terminal.'''\n"
+        "    console.write('\\a')\n",
+        "lib/console.py",
+    )
+    store.index_text(
+        "def paint(terminal):\n    '''Pick the colours a terminal shows for the user.'''\n"
+        "    return terminal.palette\n",
+        "lib/colours.py",
+    )
+    assert _first(store, "make the terminal beep for the user") == ("lib/console.py", "def ring")
+
+
+def test_an_identifier_query_is_not_expanded_to_related_words(store: ContentStore) -> None:
+    store.index_text("def remove_folder(path):\n    shutil.rmtree(path)\n", "lib/a.py")
+    store.index_text("def erase_directory(path):\n    shutil.rmtree(path)\n", "lib/b.py")
+    hits = store.search("remove_folder", limit=5).hits
+    assert [h.source for h in hits] == ["lib/a.py"]
+    assert all(h.layer != "related" for h in store.search("remove folder path", limit=5).hits)
