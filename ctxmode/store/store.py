@@ -33,9 +33,9 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from math import ceil, log
 from pathlib import Path
-from typing import Concatenate, NamedTuple, ParamSpec, TypeVar
+from typing import Concatenate, ParamSpec, TypeVar
 
-from ctxmode import db, dbfiles
+from ctxmode import db
 from ctxmode.errors import CtxError, DiskFullError, InputError, StoreError
 from ctxmode.store import query as q
 from ctxmode.store.chunking import Chunk
@@ -43,6 +43,7 @@ from ctxmode.store.excerpt import excerpt
 from ctxmode.store.files import MAX_FILE_BYTES, FileText, printable_path, read_text_file
 from ctxmode.store.kinds import chunk_text, kind_for_name
 from ctxmode.store.ranking import Scorer
+from ctxmode.store.salvage import Rebuild, salvage_sources
 from ctxmode.store.schema import MIGRATIONS
 from ctxmode.store.text import (
     STOPWORDS,
@@ -157,110 +158,6 @@ class _Checked:
 def _now_iso() -> str:
     t = time.time()
     return time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(t)) + f".{int(t % 1 * 1000):03d}Z"
-
-
-class _Listed(NamedTuple):
-    """A source as listed by a damaged knowledge base."""
-
-    label: str
-    kind: str
-    file_path: str | None
-    file_size: int | None
-    session_id: str
-
-
-_LIST_SOURCES = "SELECT id, label, kind, file_path, file_size, session_id FROM sources"
-_MAX_PROBES = 1_000_000
-
-
-def _listed(row: sqlite3.Row) -> _Listed | None:
-    label, kind, path, size, session = row[1], row[2], row[3], row[4], row[5]
-    if not isinstance(label, str) or not isinstance(kind, str):
-        return None  # garbage that happened to parse as a row
-    return _Listed(
-        label,
-        kind,
-        path if isinstance(path, str) else None,
-        size if isinstance(size, int) else None,
-        session if isinstance(session, str) else "",
-    )
-
-
-def salvage_sources(damaged: Path) -> list[_Listed] | None:
-    """Every source a damaged knowledge base still lists, read without writing it; None
-    when not even a part of its list can be read.
-
-    The whole table is read first; when that fails part way, each row id up to the
-    highest known is looked up on its own, so one damaged page loses only its rows.
-    """
-    try:
-        con = dbfiles.open_readonly(damaged)
-    except sqlite3.Error:
-        return None
-    rows: dict[int, sqlite3.Row] = {}
-    try:
-        try:
-            for row in con.execute(_LIST_SOURCES):
-                rows[int(row[0])] = row
-            complete = True
-        except sqlite3.Error:
-            complete = False
-        if not complete:
-            top = 0
-            for query in ("SELECT max(id) FROM sources", "SELECT max(source_id) FROM chunks"):
-                try:
-                    top = max(top, int(con.execute(query).fetchone()[0] or 0))
-                except (sqlite3.Error, TypeError, ValueError):  # noqa: PERF203 - either may fail
-                    continue
-            for rowid in range(1, min(top, _MAX_PROBES) + 1):
-                if rowid in rows:
-                    continue
-                try:
-                    row = con.execute(f"{_LIST_SOURCES} WHERE id = ?", (rowid,)).fetchone()
-                except sqlite3.Error:
-                    continue
-                if row is not None:
-                    rows[rowid] = row
-    finally:
-        con.close()
-    if not rows and not complete:
-        return None
-    return [listed for row in rows.values() if (listed := _listed(row)) is not None]
-
-
-@dataclass
-class _Rebuild:
-    """What a heal did, for its one notice."""
-
-    listed: bool = True  # the damaged file's list of sources could be read
-    files: int = 0
-    rebuilt: list[str] = field(default_factory=list)
-    missing: list[str] = field(default_factory=list)  # file gone, unreadable or binary now
-    denied: list[str] = field(default_factory=list)
-    others: int = 0  # sources without a file: indexed text, command output, fetched pages
-
-    def describe(self, cause: BaseException, aside: Path) -> str:
-        parts = [
-            f"the knowledge base was damaged ({cause}); it was moved to {aside} "
-            "and a new one started"
-        ]
-        if not self.listed:
-            parts.append("its list of sources could not be read: index again what you need")
-            return "; ".join(parts)
-        parts.append(
-            f"{len(self.rebuilt)} of {self.files} file-backed source(s) indexed again "
-            "from their files"
-        )
-        if self.missing:
-            parts.append(f"{len(self.missing)} left out (file gone or unreadable)")
-        if self.denied:
-            parts.append(f"{len(self.denied)} left out (denied by a Read rule)")
-        if self.others:
-            parts.append(
-                f"{self.others} source(s) of indexed text, command output or fetched pages "
-                "could not be rebuilt: index them again"
-            )
-        return "; ".join(parts)
 
 
 def _healing(
@@ -484,13 +381,13 @@ class ContentStore:
             return
         cause, aside = self._unhealed
         self._unhealed = None
-        report = _Rebuild()
+        report = Rebuild()
         try:
             self._rebuild(aside, report)
         finally:
             self._notice(report.describe(cause, aside))
 
-    def _rebuild(self, damaged: Path, report: _Rebuild) -> None:
+    def _rebuild(self, damaged: Path, report: Rebuild) -> None:
         """Index again, in the new file, the file-backed sources `damaged` still lists
         whose files exist (denied files are not read)."""
         listed = salvage_sources(damaged)
