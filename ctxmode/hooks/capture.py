@@ -11,6 +11,10 @@ tool result or prompt instead (their descriptor's ``late_snapshot``). A snapshot
 only after a real compaction (see `ctxmode.hooks.compact`). Hosts that drop a session
 start's answer (their descriptor's ``start_output``: Qwen Code) get the routing block with the
 session's first prompt.
+
+A call that passes a check the session saw fail (the same command, or one covering it:
+`ctxmode.session.extract.covers`) records that the failure was fixed, and the failure stops
+outranking routine events. Only sessions that recorded a failure look (a marker file says so).
 """
 
 from pathlib import Path
@@ -21,6 +25,7 @@ from ctxmode.platforms import descriptor
 from ctxmode.session import extract, markers, where
 from ctxmode.session.db import HOOK_BUSY_TIMEOUT_MS, SessionDB
 from ctxmode.session.events import Event, snapshot_consumed
+from ctxmode.session.redact import redact_text
 
 _TOOL_EVENTS = frozenset({"post_tool", "post_tool_failure"})
 
@@ -47,7 +52,8 @@ def handle(event: HookEvent) -> HookDecision:
         and (event.event == "prompt_submit" or (event.event == "post_tool" and host.post_context))
         and settings.inject_enabled()
     )
-    if not events and not late:
+    check = extract.passed_check(event) if markers.has_failures(session_id) else None
+    if not events and not late and check is None:
         return RECORD
     project = where.project_of(event)
     # A host that drops session starts' answers gets the routing block with the first prompt.
@@ -62,6 +68,8 @@ def handle(event: HookEvent) -> HookDecision:
     snapshot = None
     with SessionDB(where.session_db_path(project), busy_timeout_ms=HOOK_BUSY_TIMEOUT_MS) as sdb:
         with sdb.transaction():
+            if check is not None:
+                events = events + _fixed(sdb, session_id, *check)
             sdb.add_events(
                 session_id,
                 events,
@@ -79,6 +87,8 @@ def handle(event: HookEvent) -> HookDecision:
                     source_hook=event.event,
                     project_dir=str(project),
                 )
+    if any(e.type == "error_tool" for e in events):
+        markers.note_failure(session_id)
     routed = _routing_block(event.platform) if routing else ""
     context = "\n\n".join(p for p in (routed, snapshot) if p)
     if context:
@@ -96,3 +106,18 @@ def _routing_block(platform: str) -> str:
     from ctxmode.hooks.guidance import routing_block
 
     return routing_block(platform)
+
+
+def _fixed(sdb: SessionDB, session_id: str, key: extract.CheckKey, label: str) -> list[Event]:
+    """The session's open failures that a passing `key` shows fixed, marked so; one
+    ``error_fixed`` event per failed check (its first line, then what passed)."""
+    found: dict[str, list[int]] = {}
+    for event_id, head in sdb.open_failures(session_id):
+        failed = extract.label_key(head)
+        if failed is not None and extract.covers(key, failed):
+            found.setdefault(head, []).append(event_id)
+    if not found:
+        return []
+    sdb.mark_fixed([i for ids in found.values() for i in ids])
+    passed = redact_text(label)
+    return [Event("error_fixed", f"{head}\npassed: {passed}") for head in found]

@@ -50,7 +50,7 @@ def handle(event: HookEvent) -> HookDecision:
     snapshot = ""
     with SessionDB(where.session_db_path(project), busy_timeout_ms=HOOK_BUSY_TIMEOUT_MS) as sdb:
         with sdb.transaction():
-            events = sdb.events(session_id)
+            events = sdb.conversation_events(session_id)
             if not events:
                 return RECORD
             if real:

@@ -10,12 +10,16 @@ startup  routing block, once per session (every start where the host keeps it in
 compact  routing block (the compacted context lost it) + this session's resume snapshot
          (the one PreCompact stored, else built now from its events). Upstream injected
          nothing here on Claude Code.
-resume   a snapshot of the *incoming* session's own events; when it has none, the newest
-         unconsumed snapshot of another session of this project, claimed atomically so two
-         windows never both take it. Never "the latest session's events". The routing block
-         only if the conversation never had it: a resumed conversation (Claude Code
-         ``--continue``, ``codex exec resume``) replays the one it got at its start, so it is
-         injected only for a session id that never got it whose transcript does not hold it.
+resume   a snapshot of the *incoming* conversation: the session's own events and those of
+         the sessions it continues. A conversation resumed under a new session id (Claude
+         Code ``--resume``/``--continue``, Gemini ``--resume latest``) is recognised by
+         `ctxmode.session.resume` (its transcript, else the project's most recent unfinished
+         session of the host), linked to it in the same transaction (two windows never
+         continue the same session) and given its snapshot; a transcript naming a
+         conversation this project never recorded gets none. The routing block only if the
+         conversation never had it: a resumed conversation (Claude Code ``--continue``,
+         ``codex exec resume``) replays the one it got at its start, so it is injected only
+         for a session id that never got it whose transcript does not hold it.
 clear    routing block, and the session starts clean: events recorded under its id
          before the clear are dropped, so they cannot come back at the next compaction.
 
@@ -36,7 +40,7 @@ from ctxmode.hooks.available import tools_available
 from ctxmode.hooks.guidance import ROUTING_TAG
 from ctxmode.platforms import descriptor
 from ctxmode.platforms.host import memory_files
-from ctxmode.session import where
+from ctxmode.session import markers, where
 from ctxmode.session.db import HOOK_BUSY_TIMEOUT_MS, SessionDB
 from ctxmode.session.events import Event, clip, snapshot_consumed
 from ctxmode.session.snapshot import build_snapshot
@@ -57,7 +61,7 @@ SOURCES = {
 NO_WORK = frozenset(
     {
         "session_start", "turn_end", "compaction_summary", "snapshot_built",
-        "snapshot_consumed", "rule", "rule_content",
+        "snapshot_consumed", "rule", "rule_content", "resumed_from",
     }
 )  # fmt: skip
 MAX_RULE_FILE_BYTES = 1_000_000
@@ -197,18 +201,27 @@ def _start(
             if snapshot:
                 sdb.mark_resume_consumed(session_id)  # live events win over a stored snapshot
             else:
-                claimed = sdb.claim_latest_resume(session_id)
-                if claimed is not None:
-                    snapshot = claimed.snapshot
-                    how = f"on resume, from session {claimed.session_id}"
+                from ctxmode.session.resume import continued_session
+
+                prior, why = continued_session(sdb, event, session_id, NO_WORK)
+                if prior is not None:
+                    sdb.add_events(session_id, [Event("resumed_from", prior)], **record)
+                    if markers.has_failures(prior):
+                        markers.note_failure(session_id)
+                    sdb.mark_resume_consumed(prior)
+                    snapshot = _fresh(sdb, session_id, project)
+                    how = f"on resume, from session {prior} ({why})"
+                else:
+                    _log(f"{event.platform} session_start (resume): nothing injected: {why}")
         if snapshot:
             sdb.add_events(session_id, [snapshot_consumed(snapshot, how)], **record)
     return want_routing, snapshot
 
 
 def _fresh(sdb: SessionDB, session_id: str, project: Path) -> str:
-    """A snapshot of the session's own events now; empty when it has no work recorded."""
-    events = sdb.events(session_id)
+    """A snapshot of the conversation's events now (the session's own and those of the
+    sessions it continues); empty when it has no work recorded."""
+    events = sdb.conversation_events(session_id)
     if all(e.type in NO_WORK for e in events):
         return ""
     meta = sdb.meta(session_id)

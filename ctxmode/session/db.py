@@ -12,6 +12,8 @@ Design:
   `DEDUPE_WINDOW` events, and keeps at most `MAX_EVENTS_PER_SESSION` per session by
   evicting the least important, then oldest, events; the session's latest prompt is never
   evicted.
+* A conversation resumed under a new session id is linked to the session it continues (a
+  ``resumed_from`` event); `conversation_events` reads the whole chain.
 * A damaged file is moved aside (``<name>.corrupt-<ms>``) and a fresh one started: session
   events are a convenience, safe to lose. Damage found by a write (not only at open) does
   the same; that write fails with a `StoreError` saying so, the next one goes to the new
@@ -29,8 +31,10 @@ from typing import NamedTuple
 from ctxmode import db
 from ctxmode.errors import DiskFullError, StoreError
 from ctxmode.session.events import (
+    CRITICAL,
     DEDUPE_WINDOW,
     MAX_EVENTS_PER_SESSION,
+    NORMAL,
     Event,
     StoredEvent,
     clip,
@@ -42,6 +46,8 @@ from ctxmode.session.usage import COUNTER_COLUMNS, EARLIER_SESSIONS, Usage
 
 HOOK_BUSY_TIMEOUT_MS = 2_500
 RETENTION_DAYS = 7
+MAX_CHAIN = 4  # sessions of one conversation read back (resumed under new ids)
+OPEN_FAILURES = 50  # failures a passing check is matched against, newest first
 
 _COUNTERS = ", ".join(COUNTER_COLUMNS)
 _ADD_COUNTERS = ", ".join(f"{c} = {c} + excluded.{c}" for c in COUNTER_COLUMNS)
@@ -500,6 +506,93 @@ class SessionDB:
         params.append(limit)
         rows = self._con.execute(sql, params).fetchall()
         return [_stored(r) for r in reversed(rows)]
+
+    def open_failures(self, session_id: str) -> list[tuple[int, str]]:
+        """(id, first line) of the conversation's failures not known to be fixed (this
+        session's and those of the sessions it continues), newest first."""
+        chain = self.chain(session_id)
+        rows = self._con.execute(
+            "SELECT id, data FROM session_events WHERE type = 'error_tool' AND priority <= ?"
+            f" AND session_id IN ({', '.join('?' * len(chain))}) ORDER BY id DESC LIMIT ?",
+            (CRITICAL, *chain, OPEN_FAILURES),
+        ).fetchall()
+        return [(int(r[0]), str(r[1]).strip().split("\n", 1)[0].strip()) for r in rows]
+
+    def mark_fixed(self, ids: Sequence[int]) -> None:
+        """Failures that were fixed: no longer kept over routine events."""
+        if not ids:
+            return
+        with self.transaction() as con:
+            con.execute(
+                f"UPDATE session_events SET priority = ? WHERE id IN ({', '.join('?' * len(ids))})",
+                (NORMAL, *ids),
+            )
+
+    def resumed_from(self, session_id: str) -> str | None:
+        """The session this one continues (a conversation resumed under a new id)."""
+        row = self._con.execute(
+            "SELECT data FROM session_events WHERE session_id = ? AND type = 'resumed_from'"
+            " ORDER BY id DESC LIMIT 1",
+            (session_id,),
+        ).fetchone()
+        return None if row is None else str(row[0])
+
+    def continued(self, session_id: str) -> bool:
+        """Whether another session already continues this one."""
+        row = self._con.execute(
+            "SELECT 1 FROM session_events WHERE type = 'resumed_from' AND data = ? LIMIT 1",
+            (session_id,),
+        ).fetchone()
+        return row is not None
+
+    def chain(self, session_id: str) -> list[str]:
+        """The session and the sessions it continues, newest first (up to `MAX_CHAIN`)."""
+        chain, current = [session_id], self.resumed_from(session_id)
+        while current is not None and current not in chain and len(chain) < MAX_CHAIN:
+            chain.append(current)
+            current = self.resumed_from(current)
+        return chain
+
+    def conversation_events(self, session_id: str) -> list[StoredEvent]:
+        """The events of a session and of the sessions it continues, oldest first: one
+        conversation, whatever ids the host gave it."""
+        out: list[StoredEvent] = []
+        for sid in reversed(self.chain(session_id)):
+            out += self.events(sid)
+        return out
+
+    def has_work(self, session_id: str, no_work: Iterable[str]) -> bool:
+        """Whether the session recorded any event but those of `no_work` types."""
+        skip = list(no_work) or [""]
+        row = self._con.execute(
+            "SELECT 1 FROM session_events WHERE session_id = ?"
+            f" AND type NOT IN ({', '.join('?' * len(skip))}) LIMIT 1",
+            (session_id, *skip),
+        ).fetchone()
+        return row is not None
+
+    def known_sessions(self, ids: Iterable[str]) -> list[str]:
+        """Those of `ids` this database has a session for, most recently active first."""
+        wanted = list(dict.fromkeys(i for i in ids if i))
+        if not wanted:
+            return []
+        rows = self._con.execute(
+            f"SELECT session_id FROM session_meta WHERE session_id IN"
+            f" ({', '.join('?' * len(wanted))})"
+            " ORDER BY COALESCE(last_event_at, started_at) DESC, started_at DESC",
+            wanted,
+        ).fetchall()
+        return [str(r[0]) for r in rows]
+
+    def sessions_starting_with(self, prefix: str) -> list[str]:
+        """Session ids beginning with `prefix` (a host's short id), most recent first."""
+        escaped = prefix.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
+        rows = self._con.execute(
+            "SELECT session_id FROM session_meta WHERE session_id LIKE ? ESCAPE '\\'"
+            " ORDER BY COALESCE(last_event_at, started_at) DESC",
+            (escaped + "%",),
+        ).fetchall()
+        return [str(r[0]) for r in rows]
 
     def event_count(self, session_id: str) -> int:
         return int(

@@ -1,9 +1,12 @@
 """The event catalogue: every event type with its category, importance and public kind.
 
-Importance runs from 1 (keep longest: prompts, goals, edits, tasks, rules) to 4 (first to
-go: intents, raw MCP parameters, latencies). When a session holds more than
-`MAX_EVENTS_PER_SESSION` events the *least* important, then oldest, are evicted (upstream
-evicted the most important first).
+Importance runs from 1 (keep longest: the user's prompts, goals, decisions and
+constraints, approved plans, tasks, rules, failures not yet fixed) to 4 (first to go: intents,
+raw MCP parameters, latencies). Routine file events sit in between (edits 2, reads 3), so
+however long a session runs, what the user decided outlives what the agent touched. When a
+session holds more than `MAX_EVENTS_PER_SESSION` events the *least* important, then oldest,
+are evicted (upstream evicted the most important first). A failure that is fixed drops to 3
+(`ctxmode.session.db.SessionDB.resolve_failures`); its ``error_fixed`` record stays at 2.
 
 The public *kind* is the small vocabulary `ctxmode session events --json` prints and the
 hook fixtures check: file_read, file_edit, file_write, git, error, task, prompt, snapshot,
@@ -30,15 +33,16 @@ CATALOGUE: dict[str, EventType] = {
     # the user's own words
     "user_prompt": EventType("prompt", CRITICAL, "prompt"),
     "goal": EventType("goal", CRITICAL, "prompt"),
-    "decision": EventType("decision", HIGH, "decision"),
+    "decision": EventType("decision", CRITICAL, "decision"),
+    "user_constraint": EventType("decision", CRITICAL, "decision"),
     "role": EventType("role", NORMAL, "role"),
     "intent": EventType("intent", LOW, "intent"),
-    "blocker": EventType("blocked-on", HIGH, "error"),
+    "blocker": EventType("blocked-on", CRITICAL, "error"),
     "blocker_resolved": EventType("blocked-on", HIGH, "blocker_resolved"),
     # files
-    "file_edit": EventType("file", CRITICAL, "file_edit"),
-    "file_write": EventType("file", CRITICAL, "file_write"),
-    "file_read": EventType("file", HIGH, "file_read"),
+    "file_edit": EventType("file", HIGH, "file_edit"),
+    "file_write": EventType("file", HIGH, "file_write"),
+    "file_read": EventType("file", NORMAL, "file_read"),
     "file_glob": EventType("file", NORMAL, "file_search"),
     "file_search": EventType("file", NORMAL, "file_search"),
     "rule": EventType("rule", CRITICAL, "rule"),
@@ -48,13 +52,15 @@ CATALOGUE: dict[str, EventType] = {
     "task_create": EventType("task", CRITICAL, "task"),
     "task_update": EventType("task", CRITICAL, "task"),
     "plan_approved": EventType("plan", CRITICAL, "plan"),
+    "plan_text": EventType("plan", CRITICAL, "plan"),
     "plan_enter": EventType("plan", HIGH, "plan"),
     "plan_exit": EventType("plan", HIGH, "plan"),
     "plan_rejected": EventType("plan", HIGH, "plan"),
     "plan_file_write": EventType("plan", HIGH, "plan"),
-    "decision_question": EventType("decision", HIGH, "decision"),
+    "decision_question": EventType("decision", CRITICAL, "decision"),
     "git": EventType("git", HIGH, "git"),
-    "error_tool": EventType("error", HIGH, "error"),
+    "error_tool": EventType("error", CRITICAL, "error"),
+    "error_fixed": EventType("error", HIGH, "error_fixed"),
     "constraint": EventType("constraint", HIGH, "constraint"),
     "cwd": EventType("cwd", HIGH, "cwd"),
     "env": EventType("env", HIGH, "env"),
@@ -64,7 +70,7 @@ CATALOGUE: dict[str, EventType] = {
     "subagent_launched": EventType("subagent", NORMAL, "subagent"),
     "agent_finding": EventType("subagent", NORMAL, "subagent"),
     "mcp": EventType("mcp", NORMAL, "mcp"),
-    "indexed": EventType("indexed", HIGH, "indexed"),
+    "indexed": EventType("indexed", CRITICAL, "indexed"),
     "mcp_tool_call": EventType("mcp_tool_call", LOW, "mcp"),
     "external_ref": EventType("external-ref", NORMAL, "external_ref"),
     # PreToolUse → PostToolUse markers
@@ -75,6 +81,7 @@ CATALOGUE: dict[str, EventType] = {
     "tool_latency": EventType("latency", LOW, "latency"),
     # lifecycle (written by the hooks themselves)
     "session_start": EventType("session", NORMAL, "session"),
+    "resumed_from": EventType("session", CRITICAL, "session"),
     "turn_end": EventType("session", LOW, "session"),
     "compaction_summary": EventType("compaction", NORMAL, "snapshot"),
     "snapshot_built": EventType("compaction", NORMAL, "snapshot"),

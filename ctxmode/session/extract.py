@@ -8,7 +8,15 @@ never an error.
 
 Prompt rules are language-independent (code-point lengths, punctuation classes of several
 scripts), so Chinese, Japanese or Arabic prompts yield the same events as English ones;
-prompts, goals and decisions are kept verbatim.
+prompts, goals and decisions are kept verbatim. A user constraint is a sentence that says
+what must not, must only or must always be done: its markers are listed for the languages
+agents are prompted in, matched as whole words where words are written apart and anywhere
+in scripts written without spaces (Chinese, Japanese, Korean endings, Thai, Hindi).
+
+A failed check (a shell command, or a tool on a path) is remembered by `check_key`; the
+same check passing later (the same command, or one that covers it: ``pytest`` after
+``pytest tests/test_x.py``) resolves it (`covers`), so the snapshot can say "failed, then
+fixed" or "still failing".
 """
 
 import json
@@ -100,6 +108,46 @@ _RESOLVED_MARKS = ("✓", "✔", "✅", "☑", "🎉")
 _BLOCKER = LazyPattern(r"Error:|Exception:|Traceback|\bat \S+ ?\(.*:\d+:\d+\)")
 _WORDS = LazyPattern(r"[^\W\d_]+(?:\s+)[^\W\d_]+|[^\W\d_]{6,}")
 _GOAL = LazyPattern(r"(?is)^\s*(?:/goal\b|goal\s*[:：])\s*(.+)$")
+# Constraint markers: negation, restriction ("only"), obligation ("must", "always") and
+# preservation ("keep", "unchanged"), whole words (en de fr es pt it nl pl ru uk tr vi id el
+# ar he)...
+_CONSTRAINT_WORDS = LazyPattern(
+    r"""(?ix)(?<!\w)(?:
+        never | don'?t | do\ not | does\ not | doesn'?t | not | no | only | must | mustn'?t
+      | should | shouldn'?t | always | avoid | keep | instead | without | unchanged | untouched
+      | make\ sure | ensure | prefer | leave | stick\ to | rather\ than | can'?t | cannot
+      | nicht | kein | keine | keinen | keinem | keiner | nie | niemals | nur | immer | muss
+      | müssen | soll | sollen | ohne | statt | anstatt | unverändert | beibehalten
+      | ne | n' | pas | jamais | seulement | uniquement | toujours | doit | doivent | faut
+      | sans | garde | gardez | conserve[rz]? | surtout
+      | nunca | jamás | solo | sólo | solamente | únicamente | siempre | debe | deben | sin
+      | mantén | mantener | mantenga | evita | evitar
+      | não | jamais | apenas | somente | só | sempre | devem? | sem | mantenha | manter | evite
+      | non | mai | soltanto | sempre | devono | senza | mantieni
+      | niet | geen | nooit | alleen | altijd | moet | moeten | zonder
+      | nie | nigdy | tylko | zawsze | musi | muszą | bez
+      | не | нельзя | никогда | только | всегда | должен | должна | должно | должны | без
+      | вместо | оставь | оставьте | сохрани | сохраните | ніколи | тільки | лише | завжди
+      | asla | sadece | yalnızca | mutlaka | değiştirme | dokunma
+      | không | đừng | chỉ | luôn | phải | jangan | hanya | selalu | harus | tanpa | tetap
+      | μην | δεν | μόνο | πάντα | ποτέ | πρέπει | χωρίς
+      | لا | فقط | دائما | دائمًا | يجب | بدون | أبدا | אל | לא | רק | תמיד | חייב | בלי
+    )(?!\w)"""
+)
+# ...and anywhere in text written without spaces (zh ja ko th hi).
+_CONSTRAINT_MARKS = (
+    "不要", "别", "別", "不能", "不许", "不准", "不得", "禁止", "只", "仅", "僅", "必须", "必須",
+    "务必", "務必", "一定要", "保持", "避免", "不用", "勿", "而不是", "不可", "永远", "总是",
+    "總是", "始终", "始終",
+    "ないで", "ないこと", "ないように", "ません", "だけ", "のみ", "必ず", "常に", "絶対",
+    "べき", "ずに", "維持", "そのまま", "変えない", "触らない",
+    "마세요", "마십시오", "지 마", "지마", "말고", "말 것", "않도록", "않게", "절대", "반드시",
+    "금지", "항상", "유지", "그대로",
+    "ห้าม", "อย่า", "เท่านั้น", "ต้อง", "เสมอ",
+    "मत", "नहीं", "केवल", "सिर्फ", "हमेशा", "बिना",
+)  # fmt: skip
+_SENTENCE = LazyPattern(r"(?<=[.!?;])\s+|(?<=[。！？；!?])|\n+")
+CONSTRAINT_CHARS = 300
 
 
 # --------------------------------------------------------------------------- helpers
@@ -420,7 +468,37 @@ def _indexed_event(leaf: str, event: HookEvent) -> Event | None:
     return Event("indexed", f"{leaf}: {', '.join(items[:8])}")
 
 
-def _plan_events(event: HookEvent, native: str) -> list[Event]:
+_PLAN_REJECTED = (
+    "rejected", "decline", "denied", "not approved", "doesn't want to proceed",
+    "does not want to proceed",
+)  # fmt: skip
+_PLAN_PATH_KEYS = ("plan_path", "planPath", "plan_file", "planFile", "file_path", "path")
+PLAN_FILE_BYTES = 65_536
+PLAN_CHARS = 8_000
+
+
+def _plan_text(event: HookEvent) -> str:
+    """The plan put to the user: ExitPlanMode's ``plan`` (Claude Code, Qwen Code), else
+    the plan file the call names (Gemini CLI's ``plan_path``), read if it is small."""
+    for container in (event.tool_input, event.tool_response):
+        if isinstance(container, dict) and _str(container.get("plan")).strip():
+            return _str(container.get("plan")).strip()
+    for key in _PLAN_PATH_KEYS:
+        path = _str(event.tool_input.get(key)).strip()
+        if not path:
+            continue
+        try:
+            with open(path, "rb") as handle:
+                data = handle.read(PLAN_FILE_BYTES + 1)
+        except OSError:
+            return f"plan file: {path}"
+        if len(data) <= PLAN_FILE_BYTES:
+            return data.decode("utf-8", "replace").strip() or f"plan file: {path}"
+        return f"plan file: {path}"
+    return ""
+
+
+def _plan_events(event: HookEvent, native: str, failed: bool) -> list[Event]:
     if native == "enterplanmode":
         return [Event("plan_enter", "entered plan mode")]
     allowed = event.tool_input.get("allowedPrompts")
@@ -437,10 +515,17 @@ def _plan_events(event: HookEvent, native: str) -> list[Event]:
     ]
     response = response_text(event.tool_response)
     lowered = response.lower()
-    if "approve" in lowered:
-        out.append(Event("plan_approved", "plan approved by user"))
-    elif any(w in lowered for w in ("rejected", "decline", "denied")):
-        out.append(Event("plan_rejected", f"plan rejected: {response[:300]}"))
+    if failed or any(w in lowered for w in _PLAN_REJECTED):
+        out.append(
+            Event("plan_rejected", f"plan rejected: {(error_text(event) or response)[:300]}")
+        )
+        return out
+    # The call completed: the user approved the plan (a turned-down plan fails, or never
+    # reaches PostToolUse at all).
+    out.append(Event("plan_approved", "plan approved by user"))
+    plan = _plan_text(event)
+    if plan:
+        out.append(Event("plan_text", plan[:PLAN_CHARS]))
     return out
 
 
@@ -484,7 +569,7 @@ def tool_events(event: HookEvent) -> list[Event]:
     elif tool in ("mcp", "ctx"):
         out.extend(_mcp_events(event))
     elif native in ("enterplanmode", "exitplanmode"):
-        out.extend(_plan_events(event, native))
+        out.extend(_plan_events(event, native, failed))
     elif native in ("skill", "activateskill"):
         name = _str(event.tool_input.get("skill")) or _str(event.tool_input.get("name"))
         if name:
@@ -507,11 +592,121 @@ def tool_events(event: HookEvent) -> list[Event]:
     return _redacted(out)
 
 
+# --------------------------------------------------------------------------- checks
+
+CheckKey = tuple[str, tuple[str, ...], tuple[str, ...]]
+"""(program, its other words, the paths it targets)."""
+
+_SEGMENT = LazyPattern(r"&&|\|\||[;|\n]")
+_ASSIGNMENT = LazyPattern(r"^[A-Za-z_][A-Za-z0-9_]*=")
+_NOT_A_RUN = frozenset(
+    {"cd", "export", "source", ".", "set", "unset", "echo", "printf", "true", "pushd", "popd"}
+)
+_PREFIXES = frozenset({"env", "time", "sudo", "nohup", "nice", "timeout", "exec", "command"})
+_RUNNERS = frozenset({"npx", "bunx", "uvx", "pipx", "dlx"})
+_RUN_WORDS = frozenset({"run", "exec", "x"})  # uv run, poetry run, pnpm exec, bun x ...
+_RUN_PROGRAMS = frozenset({"uv", "poetry", "pnpm", "pdm", "hatch", "rye", "bundle", "bun"})
+
+
+def _pathish(word: str) -> bool:
+    return "/" in word or "::" in word or ("." in word.strip(".") and not word[0].isdigit())
+
+
+def check_key(command: str) -> CheckKey | None:
+    """What a shell command checks, to match a later run against an earlier failure: its
+    program (``.venv/bin/pytest``, ``python -m pytest`` and ``uv run pytest`` are all
+    ``pytest``), its other words and the paths it names; None when it runs nothing."""
+    for segment in _SEGMENT.split(command):
+        words = [
+            w.strip("\"'")
+            for w in segment.split()
+            if not any(c in w for c in "<>") and w.strip("\"'")
+        ]
+        while words and (_ASSIGNMENT.match(words[0]) or words[0] in _PREFIXES):
+            words = words[1:]
+        if not words or words[0] in _NOT_A_RUN:
+            continue
+        program = words[0].rsplit("/", 1)[-1]
+        rest = words[1:]
+        if program.startswith("python") and len(rest) >= 2 and rest[0] == "-m":
+            program, rest = rest[1], rest[2:]
+        elif program in _RUNNERS and rest:
+            program, rest = rest[0].rsplit("/", 1)[-1], rest[1:]
+        elif len(rest) >= 2 and rest[0] in _RUN_WORDS and program in _RUN_PROGRAMS:
+            program, rest = rest[1].rsplit("/", 1)[-1], rest[2:]
+        args = [w for w in rest if not w.startswith("-")]
+        paths = tuple(sorted({w.split("::", 1)[0].rstrip("/") for w in args if _pathish(w)}))
+        others = tuple(sorted({w for w in args if not _pathish(w)}))
+        return program, others, paths
+    return None
+
+
+def tool_check_key(tool: str, paths: Iterable[str]) -> CheckKey:
+    """What a failed non-shell tool call checks: that tool on those paths."""
+    return f"tool:{tool}", (), tuple(sorted(paths))
+
+
+def label_key(label: str) -> CheckKey | None:
+    """The check key of a failure's first line (``$ command`` or ``Tool path``)."""
+    if label.startswith("$ "):
+        return check_key(label[2:])
+    tool, _, path = label.partition(" ")
+    return tool_check_key(tool, [path] if path else []) if tool else None
+
+
+def covers(passed: CheckKey, failed: CheckKey) -> bool:
+    """Whether a check that passed shows a failed one fixed: the same program and words,
+    and no paths (everything) or paths that hold every path that failed (a bare word of
+    the passing run may be a folder of the failing one: ``pytest tests``)."""
+    if passed[0] != failed[0]:
+        return False
+    extra = set(passed[1]) - set(failed[1])
+    folders = {w for w in extra if any(f.startswith(w + "/") for f in failed[2])}
+    if set(passed[1]) - folders != set(failed[1]):
+        return False
+    scope = set(passed[2]) | folders
+    if not scope:
+        return True
+    return all(any(f == p or f.startswith(p + "/") for p in scope) for f in failed[2] or ("",))
+
+
+def passed_check(event: HookEvent) -> tuple[CheckKey, str] | None:
+    """The check a successful tool call ran, with its label; None for calls that check
+    nothing (a shell command that only changes directory, a tool without paths)."""
+    if event.event != "post_tool" or is_error(event):
+        return None
+    if event.tool == "Bash":
+        key = check_key(event.command or "")
+        return (key, _label(event)) if key is not None else None
+    if event.paths and event.tool in ("Edit", "Write", "NotebookEdit", "Read"):
+        return tool_check_key(event.tool, event.paths[:1]), _label(event)
+    return None
+
+
 # --------------------------------------------------------------------------- prompts
 
 
 def is_system_prompt(prompt: str) -> bool:
     return prompt.lstrip().startswith(_SYSTEM_PROMPT_PREFIXES)
+
+
+def _is_constraint(sentence: str) -> bool:
+    if any(ch in _QUESTION for ch in sentence) or not any(ch.isalpha() for ch in sentence):
+        return False
+    return any(m in sentence for m in _CONSTRAINT_MARKS) or bool(_CONSTRAINT_WORDS.search(sentence))
+
+
+def user_constraint(prompt: str) -> str:
+    """The prompt's constraints, verbatim: the whole prompt when it is short and asks
+    nothing, else its sentences that carry a constraint marker; "" when it has none."""
+    text = prompt.strip()
+    sentences = [p.strip() for p in _SENTENCE.split(text) if p and p.strip()]
+    kept = [p for p in sentences if _is_constraint(p)]
+    if not kept:
+        return ""
+    if len(text) <= CONSTRAINT_CHARS and not any(ch in _QUESTION for ch in text):
+        return text
+    return " … ".join(kept)[: CONSTRAINT_CHARS * 2]
 
 
 def prompt_events(prompt: str) -> list[Event]:
@@ -530,11 +725,15 @@ def prompt_events(prompt: str) -> list[Event]:
         out.append(Event("blocker_resolved", text))
     elif _BLOCKER.search(text):
         out.append(Event("blocker", text))
+    constraint = user_constraint(text)
+    if constraint:
+        out.append(Event("user_constraint", constraint))
     if (
         not has_question
         and has_letter
         and any(ch in _SEPARATORS for ch in text)
         and 15 <= length <= 500
+        and constraint != text
     ):
         out.append(Event("decision", text))
     first = _CLAUSE_END.split(text, maxsplit=1)[0].strip()
@@ -570,12 +769,17 @@ def stop_events(event: HookEvent) -> list[Event]:
 
 
 __all__ = [
+    "check_key",
+    "covers",
     "error_text",
     "failure_events",
     "is_error",
     "is_system_prompt",
+    "label_key",
+    "passed_check",
     "prompt_events",
     "response_text",
     "stop_events",
     "tool_events",
+    "user_constraint",
 ]

@@ -11,6 +11,10 @@ by a redirect: bash/webfetch/read), ``start`` (when a call began, for slow-call 
 ``rejected`` and ``redirect`` markers are consumed by the session's next PostToolUse of any
 tool (a denied call has no PostToolUse of its own); ``start`` only by the same tool.
 Markers older than `STALE_SECONDS` are deleted unread.
+
+One more file per session, ``<session key>.failing``, says that the session recorded a
+failure: only then does a passing command open the database to look for the failure it
+fixes (`note_failure`, `has_failures`).
 """
 
 import hashlib
@@ -52,6 +56,25 @@ def _write(session_id: str, kind: str, tool: str, body: dict[str, object]) -> Pa
     final = folder / f"{name}.json"
     os.replace(tmp, final)
     return final
+
+
+def _failing(session_id: str) -> Path:
+    return markers_dir() / f"{_key(session_id)}.failing"
+
+
+def note_failure(session_id: str) -> None:
+    """The session recorded a failure (kept for the session's life: cheap to look at)."""
+    path = _failing(session_id)
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.touch()
+    except OSError:
+        pass
+
+
+def has_failures(session_id: str) -> bool:
+    """Whether the session ever recorded a failure (see `note_failure`)."""
+    return _failing(session_id).exists()
 
 
 def write_rejected(session_id: str, tool: str, reason: str) -> Path:

@@ -2,10 +2,12 @@
 
 Built at PreCompact from the session's events, injected when the session starts again.
 The budget (`DEFAULT_BUDGET` bytes, ``CTXMODE_SNAPSHOT_BYTES`` to change) is filled in order
-of importance: the last request (always kept, shortened if it must be), the goal, pending
-tasks, files, errors, decisions, rules, git, plan, environment, earlier prompts, sub-agents,
-skills, roles, intent. A section that does not fit keeps fewer items or is left out; the
-output never exceeds the budget. All text is XML-escaped (``& < > " '``) and characters
+of importance: the last request (always kept, shortened if it must be), the user's
+constraints and decisions (verbatim, the first ones and the latest), the approved plan,
+errors (still failing first, then failed-then-fixed), the goal, pending tasks, the sources
+indexed or fetched, files, git, earlier prompts, rules, environment, sub-agents, skills,
+roles, intent. A section that does not fit keeps fewer items or is left out; the output
+never exceeds the budget. All text is XML-escaped (``& < > " '``) and characters
 XML cannot carry are dropped, so the result always parses.
 
 Layout (sections only when non-empty)::
@@ -13,12 +15,12 @@ Layout (sections only when non-empty)::
     <session_resume events="N" compact_count="K" generated_at="ISO">
     <how_to_search>…</how_to_search>
     <goal>…</goal>
-    <files count="N">…
+    <decisions count="N">…
     For full details: ctx_search(queries: ["…"], source: "session-events")
-    </files>
-    <errors> <indexed search_with="…">
-    <decisions> <rules> <git> <task_state> <environment> <plan> <subagents>
-    <skills> <roles> <intent mode="…"/> <recent_user_messages> <last_request>
+    </decisions>
+    <plan status="…"> <errors failing="N" fixed="M"> <task_state> <files>
+    <indexed search_with="…"> <git> <rules> <environment> <subagents> <skills> <roles>
+    <intent mode="…"/> <recent_user_messages> <last_request>
     <continue_from>…</continue_from>
     </session_resume>
 """
@@ -38,6 +40,10 @@ MIN_BUDGET = settings.SNAPSHOT_MIN_BYTES
 MAX_BUDGET = settings.SNAPSHOT_MAX_BYTES
 SEARCH_SOURCE = "session-events"
 MAX_FILES = 10
+MAX_DECISIONS = 8
+FIRST_DECISIONS = 3  # of MAX_DECISIONS, the session's first ones: the rest are the latest
+STILL_FAILING = "STILL FAILING"
+FIXED = "failed, then fixed"
 MAX_QUERIES = 3  # upstream: up to 4 of up to 80 characters; bytes are scarce here
 QUERY_CHARS = 40
 ELLIPSIS = "…"
@@ -196,7 +202,10 @@ def _files(events: Sequence[StoredEvent], project_dir: Path | None) -> Section |
         last_seen[e.data] = e.id
     if not ops:
         return None
-    recent = sorted(ops, key=lambda p: last_seen[p], reverse=True)[:MAX_FILES]
+    # Files the session changed first (most recent first), then those it only read.
+    recent = sorted(
+        ops, key=lambda p: ("edit" in ops[p] or "write" in ops[p], last_seen[p]), reverse=True
+    )[:MAX_FILES]
     items = [
         f"{_display_path(p, project_dir)} ("
         + ", ".join(f"{op}×{n}" for op, n in sorted(ops[p].items(), key=lambda kv: -kv[1]))
@@ -222,32 +231,68 @@ def _error_item(data: str) -> str:
 
 
 def _errors(events: Sequence[StoredEvent]) -> Section | None:
-    items = _unique_newest([_error_item(e.data) for e in _of(events, "error_tool", "blocker")])
+    """Each failed check once, by its latest outcome: still failing (newest first), then
+    failed-then-fixed (a later run of the same check passed)."""
+    state: dict[str, tuple[bool, str]] = {}  # first line → (fixed, item)
+    for e in _of(events, "error_tool", "blocker", "blocker_resolved", "error_fixed"):
+        head = e.data.strip().split("\n", 1)[0].strip()
+        if e.type == "blocker_resolved":
+            state = {key: (True, item) for key, (_, item) in state.items()}
+            continue
+        if e.type == "error_fixed":
+            item = state.pop(head, (True, head))[1]
+            state[head] = (True, item)
+            continue
+        item = _error_item(e.data)
+        if item:
+            state.pop(head, None)
+            state[head] = (False, item)
+    newest = list(reversed(state.values()))
+    failing = [item for fixed, item in newest if not fixed]
+    fixed = [item.split(" → ")[0] for ok, item in newest if ok]
+    items = [f"{STILL_FAILING}: {i}" for i in failing[:4]] + [f"{FIXED}: {i}" for i in fixed[:2]]
     if not items:
         return None
     return Section(
         "errors",
         items,
-        queries=[i.split(" → ")[0].lstrip("$ ") for i in items],
-        item_bytes=220,
-        max_items=3,  # older ones are most likely fixed
-        attrs={"count": str(len(items))},
+        queries=[i.split(": ", 1)[1].split(" → ")[0].lstrip("$ ") for i in items],
+        item_bytes=200,
+        max_items=6,
+        attrs={"failing": str(len(failing)), "fixed": str(len(fixed))},
     )
 
 
 def _decisions(events: Sequence[StoredEvent], last_prompt: str) -> Section | None:
+    """The user's constraints (the latest first, then the session's first ones), then
+    answered questions and other decisions (newest first), each verbatim and once."""
+    last = last_prompt.strip()
+    constraints: list[str] = []
+    for e in _of(events, "user_constraint"):
+        if e.data.strip() and e.data not in constraints and e.data.strip() != last:
+            constraints.append(e.data)
+    first = constraints[:FIRST_DECISIONS]
+    latest = constraints[FIRST_DECISIONS:][-(MAX_DECISIONS - FIRST_DECISIONS) :]
     values = [e.data for e in _of(events, "decision", "decision_question")]
-    items = [v for v in _unique_newest(values) if v.strip() != last_prompt.strip()]
+    others = [
+        v for v in _unique_newest(values) if v.strip() != last and not _within(v, constraints)
+    ]
+    items = latest[::-1] + first[::-1] + others
     if not items:
         return None
     return Section(
         "decisions",
         items,
         queries=items,
-        item_bytes=180,
+        item_bytes=200,
         attrs={"count": str(len(items))},
-        max_items=5,
+        max_items=MAX_DECISIONS + 2,
     )
+
+
+def _within(text: str, shown: Sequence[str]) -> bool:
+    """Whether `text` is one of `shown`, or part of one, or holds one."""
+    return any(text in s or s in text for s in shown if s)
 
 
 def _rules(events: Sequence[StoredEvent], project_dir: Path | None) -> Section | None:
@@ -336,15 +381,28 @@ def _environment(events: Sequence[StoredEvent]) -> Section | None:
 def _plan(events: Sequence[StoredEvent]) -> Section | None:
     chosen = _of(events, "plan_enter", "plan_exit", "plan_approved", "plan_rejected")
     files = _unique_newest([e.data for e in _of(events, "plan_file_write")])
-    if not chosen and not files:
+    texts = _of(events, "plan_text")
+    if not chosen and not files and not texts:
         return None
+    last = chosen[-1].type if chosen else ""
+    if texts and last in ("plan_approved", "plan_exit"):
+        # The approved plan itself, line by line: the best summary of the work there is.
+        lines = [ln.rstrip() for ln in texts[-1].data.splitlines() if _WORDISH.search(ln)]
+        return Section(
+            "plan",
+            lines,
+            item_bytes=150,
+            max_items=16,
+            attrs={"status": "approved by the user: carry it out"},
+            search=False,
+        )
     status = {
         "plan_enter": "ACTIVE (in planning phase)",
         "plan_exit": "COMPLETED (exited plan mode)",
         "plan_approved": "APPROVED by the user: carry it out",
         "plan_rejected": "REJECTED by the user: do not carry it out",
     }
-    items = ([f"status: {status[chosen[-1].type]}"] if chosen else []) + files
+    items = ([f"status: {status[last]}"] if last else []) + files
     return Section("plan", items, queries=["plan", *files], item_bytes=160)
 
 
@@ -402,14 +460,15 @@ def _roles(events: Sequence[StoredEvent]) -> Section | None:
     return Section("roles", items, queries=items, item_bytes=130, attrs={"count": str(len(items))})
 
 
-def _recent_messages(prompts: Sequence[str]) -> Section | None:
-    earlier = list(reversed(prompts[:-1]))[:2]
+def _recent_messages(prompts: Sequence[str], shown: Sequence[str]) -> Section | None:
+    """The user's earlier messages not shown in another section, newest first."""
+    earlier = [p for p in _unique_newest(prompts[:-1]) if not _within(p, shown)][:4]
     if not earlier:
         return None
     return Section(
         "recent_user_messages",
         earlier,
-        item_bytes=400,
+        item_bytes=200,
         attrs={"count": str(len(earlier))},
         search=False,
         child="message",
@@ -471,20 +530,22 @@ def build_snapshot(
     if goals:
         goal = Section("goal", [goals[-1]], item_bytes=max(200, int(budget * 0.15)), search=False)
         place("goal", goal, 1.0)
+    decisions = _decisions(events, last_prompt)
+    shown = [*(decisions.items if decisions else []), last_prompt]
     builders: list[tuple[str, Callable[[], Section | None], float]] = [
-        ("task_state", lambda: _task_state(events), 0.3),
-        ("files", lambda: _files(events, project_dir), 0.3),
-        ("errors", lambda: _errors(events), 0.3),
-        ("indexed", lambda: _indexed(events, search_tool), 0.2),
-        ("decisions", lambda: _decisions(events, last_prompt), 0.3),
-        ("rules", lambda: _rules(events, project_dir), 0.2),
-        ("git", lambda: _git(events), 0.2),
-        ("plan", lambda: _plan(events), 0.15),
-        ("environment", lambda: _environment(events), 0.2),
-        ("recent_user_messages", lambda: _recent_messages(prompts), 0.3),
-        ("subagents", lambda: _subagents(events), 0.2),
-        ("skills", lambda: _skills(events), 0.1),
-        ("roles", lambda: _roles(events), 0.15),
+        ("decisions", lambda: decisions, 0.35),
+        ("plan", lambda: _plan(events), 0.3),
+        ("errors", lambda: _errors(events), 0.25),
+        ("task_state", lambda: _task_state(events), 0.2),
+        ("indexed", lambda: _indexed(events, search_tool), 0.15),
+        ("files", lambda: _files(events, project_dir), 0.2),
+        ("git", lambda: _git(events), 0.12),
+        ("recent_user_messages", lambda: _recent_messages(prompts, shown), 0.2),
+        ("rules", lambda: _rules(events, project_dir), 0.1),
+        ("environment", lambda: _environment(events), 0.1),
+        ("subagents", lambda: _subagents(events), 0.1),
+        ("skills", lambda: _skills(events), 0.08),
+        ("roles", lambda: _roles(events), 0.08),
     ]
     for key, build, share in builders:
         place(key, build(), share)
@@ -495,8 +556,8 @@ def build_snapshot(
             left -= _size(intent) + 1
 
     order = [
-        "goal", "files", "errors", "indexed", "decisions", "rules", "git", "task_state",
-        "environment", "plan", "subagents", "skills", "roles", "intent", "recent_user_messages",
+        "goal", "decisions", "plan", "errors", "task_state", "files", "indexed", "git", "rules",
+        "environment", "subagents", "skills", "roles", "intent", "recent_user_messages",
         "last_request", "continue_from",
     ]  # fmt: skip
     return "\n".join([header, how, *(rendered[k] for k in order if k in rendered), footer])

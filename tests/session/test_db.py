@@ -96,7 +96,7 @@ def test_a_new_unimportant_event_does_not_displace_important_ones(sdb):
 def test_the_latest_prompt_is_never_evicted(sdb):
     _add(sdb, "s1", Event("user_prompt", "an old prompt"))
     _add(sdb, "s1", Event("user_prompt", "最后的请求：修复登录页面"))
-    _add(sdb, "s1", *[Event("file_edit", f"f{n}.py") for n in range(MAX_EVENTS_PER_SESSION)])
+    _add(sdb, "s1", *[Event("task", f"t{n}") for n in range(MAX_EVENTS_PER_SESSION)])
     data = _data(sdb)
     assert "最后的请求：修复登录页面" in data
     assert "an old prompt" not in data  # prompts are important, but not immortal

@@ -348,10 +348,10 @@ def test_a_prompt_is_stored_verbatim():
         "로그인 페이지 버그를 고쳐 주세요, 기존 API는 유지하고",
     ],
 )
-def test_cjk_prompts_are_stored_verbatim_and_yield_decisions(prompt):
+def test_cjk_prompts_are_stored_verbatim_and_yield_constraints(prompt):
     events = prompt_events(prompt)
     assert ("user_prompt", prompt) in _pairs(events)
-    assert ("decision", prompt) in _pairs(events)
+    assert ("user_constraint", prompt) in _pairs(events)
     assert ("intent", "implement") in _pairs(events)
 
 

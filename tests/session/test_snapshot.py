@@ -96,8 +96,9 @@ def test_files_are_deduped_with_op_counts_and_only_the_last_ten_listed():
     assert files.attrib["count"] == "13"
     lines = [ln for ln in (files.text or "").strip().splitlines() if not ln.startswith("For")]
     assert len(lines) == 10
-    assert "f11.py (read×1)" in lines[0]  # most recent first
-    assert all("a.py" not in ln for ln in lines)  # the oldest fell out of the last ten
+    assert "a.py (edit×2, read×1)" in lines[0]  # changed files first
+    assert "f11.py (read×1)" in lines[1]  # then the most recent reads
+    assert all("f1.py" not in ln for ln in lines)  # the oldest reads fell out
     only_a = parse(build_snapshot(events[:3], project_dir=Path("/p"))).find("files")
     assert only_a is not None and "a.py (edit×2, read×1)" in (only_a.text or "")
 
@@ -195,7 +196,7 @@ def test_important_sections_win_over_unimportant_ones_when_space_runs_out():
     events += [ev("goal", "ship v2 without breaking v1 clients", 1)]
     root = parse(build_snapshot(events, budget=1024))
     present = {child.tag for child in root}
-    assert {"last_request", "goal", "files"} <= present
+    assert {"last_request", "goal", "decisions"} <= present
     assert "roles" not in present and "skills" not in present
 
 
