@@ -157,14 +157,10 @@ def invoke_rpc(
     """One ``--mode rpc`` invocation: each command is sent once the event that ends the
     previous one (``response`` to it, or ``agent_end``) came back; then stdin is closed.
     Recorded like `scenario.Run.invoke`."""
-    if run.runs and run.runs[-1].get("end"):
-        time.sleep(max(0.0, scenario.SETTLE_S - (time.time() - run.runs[-1]["end"])))
-    if run.fake is not None:
-        run.fake.mark(name)
+    start = run.begin(name)
     out_path = os.path.join(run.d["logs"], f"{name}.out")
     err_path = os.path.join(run.d["logs"], f"{name}.err")
     lines: queue.Queue[dict[str, Any]] = queue.Queue()
-    start = time.time()
     problems: list[str] = []
     with open(out_path, "w") as fo, open(err_path, "w") as fe:
         p = subprocess.Popen(
@@ -221,26 +217,19 @@ def invoke_rpc(
             os.killpg(p.pid, 9)
             rc, timed_out = p.wait(), True
         reader.join(5)
-    end = time.time()
-    gone, survivors = scenario.wait_ctxmode_gone(run.root)
-    rec: dict[str, Any] = {
-        "name": name,
-        "argv": list(argv),
-        "prompt": " / ".join(c[0].get("message", c[0]["type"]) for c in commands),
-        "cwd": cwd,
-        "start": start,
-        "end": end,
-        "rc": 1 if problems and rc == 0 else rc,
-        "timed_out": timed_out,
-        "problems": problems,
-        "ctxmode_gone_after_s": gone,
-        "survivors": survivors,
-    }
-    if survivors or scenario.run_processes(run.root):
-        rec["killed"] = scenario.kill_leftovers(run.root)
-    run.runs.append(rec)
-    run.save()
-    return rec
+    return run.record(
+        {
+            "name": name,
+            "argv": list(argv),
+            "prompt": " / ".join(c[0].get("message", c[0]["type"]) for c in commands),
+            "cwd": cwd,
+            "start": start,
+            "end": time.time(),
+            "rc": 1 if problems and rc == 0 else rc,
+            "timed_out": timed_out,
+            "problems": problems,
+        }
+    )
 
 
 def check_resume(entries: Sequence[Mapping[str, Any]], since: float) -> scenario.Result:

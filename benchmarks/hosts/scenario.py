@@ -356,27 +356,33 @@ class Run:
             log.append({"argv": list(args), "rc": r.returncode, "out": data, "err": r.stderr})
             return r.returncode, data.get("data") or {}
 
-        before = _tree(roots)
+        def tree() -> dict[str, bytes]:  # ctxmode's own data root (records, logs) aside
+            return {
+                p: b
+                for p, b in _tree(roots).items()
+                if "/.local/share/ctxmode/" not in p and not p.startswith(self.d["data"])
+            }
+
+        before = tree()
         problems = []
         rc, first = step("setup", self.host)
         if rc != 0:
             problems.append(f"setup exit {rc}: {log[-1]['err'].strip()[:200]}")
         self.setup_files = [str(f["path"]) for f in first.get("files") or []]
         written = sorted(os.path.relpath(f["path"], self.root) for f in first.get("files") or [])
-        after = _tree(roots)
+        after = tree()
         rc, again = step("setup", self.host)
-        if rc != 0 or again.get("changed") or _tree(roots) != after:
+        if rc != 0 or again.get("changed") or tree() != after:
             problems.append("second setup changed something")
         rc, _ = step("uninstall", self.host, "--dry-run")
-        if rc != 0 or _tree(roots) != after:
+        if rc != 0 or tree() != after:
             problems.append("uninstall --dry-run changed something")
         rc, _ = step("uninstall", self.host)
-        restored = _tree(roots)
+        restored = tree()
         diff = sorted(
             os.path.relpath(p, self.root)
             for p in set(before) ^ set(restored)
             | {p for p in before if restored.get(p) != before[p]}
-            if "/.local/share/ctxmode/" not in p and not p.startswith(self.d["data"])
         )
         if rc != 0 or diff:
             problems.append(f"uninstall left {diff[:5]}")
@@ -413,18 +419,34 @@ class Run:
 
     # --- the host ---
 
-    def invoke(
-        self, name: str, argv: Sequence[str], cwd: str, env: Mapping[str, str], prompt: str = ""
-    ) -> dict[str, Any]:
-        """One host invocation under a timeout; then up to 5 s for its ctxmode processes to
-        go (the ones still alive are recorded, then killed)."""
+    def begin(self, name: str) -> float:
+        """Before invocation `name`: the settle gap after the previous one, the fake's log
+        marked; the start time."""
         if self.runs and self.runs[-1].get("end"):
             time.sleep(max(0.0, SETTLE_S - (time.time() - self.runs[-1]["end"])))
         if self.fake is not None:
             self.fake.mark(name)
+        return time.time()
+
+    def record(self, rec: dict[str, Any]) -> dict[str, Any]:
+        """After an invocation (`rec`: its name, argv, prompt, cwd, start, end, rc,
+        timed_out): up to 5 s for its ctxmode processes to go (the ones still alive are
+        recorded, then killed); kept in ``runs.json``."""
+        gone, survivors = wait_ctxmode_gone(self.root)
+        rec.update(ctxmode_gone_after_s=gone, survivors=survivors)
+        if survivors or run_processes(self.root):
+            rec["killed"] = kill_leftovers(self.root)
+        self.runs.append(rec)
+        self.save()
+        return rec
+
+    def invoke(
+        self, name: str, argv: Sequence[str], cwd: str, env: Mapping[str, str], prompt: str = ""
+    ) -> dict[str, Any]:
+        """One host invocation under a timeout, then `record`."""
+        start = self.begin(name)
         out = os.path.join(self.d["logs"], f"{name}.out")
         err = os.path.join(self.d["logs"], f"{name}.err")
-        start = time.time()
         with open(out, "w") as fo, open(err, "w") as fe:
             p = subprocess.Popen(
                 list(argv),
@@ -441,25 +463,8 @@ class Run:
             except subprocess.TimeoutExpired:
                 os.killpg(p.pid, signal.SIGKILL)
                 rc, timed_out = p.wait(), True
-        end = time.time()
-        gone, survivors = wait_ctxmode_gone(self.root)
-        rec: dict[str, Any] = {
-            "name": name,
-            "argv": list(argv),
-            "prompt": prompt,
-            "cwd": cwd,
-            "start": start,
-            "end": end,
-            "rc": rc,
-            "timed_out": timed_out,
-            "ctxmode_gone_after_s": gone,
-            "survivors": survivors,
-        }
-        if survivors or run_processes(self.root):
-            rec["killed"] = kill_leftovers(self.root)
-        self.runs.append(rec)
-        self.save()
-        return rec
+        rec = {"name": name, "argv": list(argv), "prompt": prompt, "cwd": cwd, "start": start}
+        return self.record({**rec, "end": time.time(), "rc": rc, "timed_out": timed_out})
 
     def save(self) -> None:
         with open(os.path.join(self.d["logs"], "runs.json"), "w", encoding="utf-8") as f:

@@ -1,6 +1,7 @@
 """The fake API's log as the scenario checks read it, for hosts that call MCP tools through
 a wrapper tool: Oh My Pi writes a tool's JSON arguments to ``xd://<tool>`` with ``write``,
-OpenClaw calls ``tool_call(id, args)`` after a ``tool_search``. Standard library only.
+OpenClaw calls ``tool_call(id, args)`` after a ``tool_search`` (and returns the answer as
+JSON in an untrusted-content envelope). Standard library only.
 
 `unwrapped` rewrites each wrapper call (in the replies and in the requests' history) as a
 call of the tool it reaches, and adds the tool names a request's text names (the system
@@ -34,6 +35,26 @@ def tool_call(name: str, args: Any) -> tuple[str, Any] | None:
     return args["id"], json.dumps(args.get("args") or {})
 
 
+_ENVELOPE = re.compile(
+    r"<<<EXTERNAL_UNTRUSTED_CONTENT[^>]*>>>\n(?:Source: [^\n]*\n)?---\n(.*)\n<<<END_EXTERNAL",
+    re.DOTALL,
+)
+
+
+def tool_call_result(text: str) -> str:
+    """OpenClaw: a ``tool_call`` result is the tool's answer as JSON in an untrusted-content
+    envelope; the text parts of that answer (else the text as it is)."""
+    m = _ENVELOPE.search(text)
+    try:
+        answer = json.loads(m.group(1)) if m else None
+    except ValueError:
+        return text
+    content = (answer.get("result") or {}).get("content") if isinstance(answer, dict) else None
+    if not isinstance(content, list):
+        return text
+    return "\n".join(str(p.get("text", "")) for p in content if isinstance(p, dict))
+
+
 def _call(c: Mapping[str, Any], unwrap: Unwrap) -> dict[str, Any]:
     fn = c.get("function") or {}
     try:
@@ -47,10 +68,13 @@ def _call(c: Mapping[str, Any], unwrap: Unwrap) -> dict[str, Any]:
 
 
 def unwrapped(
-    entries: Sequence[Mapping[str, Any]], unwrap: Unwrap, names: re.Pattern[str]
+    entries: Sequence[Mapping[str, Any]],
+    unwrap: Unwrap,
+    names: re.Pattern[str],
+    result: Callable[[str], str] | None = None,
 ) -> list[dict[str, Any]]:
-    """`entries` with wrapper calls unwrapped and the tools `names` finds in a request's
-    text (group 1) added to its offered tools."""
+    """`entries` with wrapper calls unwrapped, the tools `names` finds in a request's text
+    (group 1) added to its offered tools, and tool results passed through `result`."""
     out = []
     for entry in entries:
         e = json.loads(json.dumps(entry))
@@ -63,6 +87,9 @@ def unwrapped(
             for m in body["messages"]:
                 if isinstance(m, dict) and isinstance(m.get("tool_calls"), list):
                     m["tool_calls"] = [_call(c, unwrap) for c in m["tool_calls"]]
+                if result and isinstance(m, dict) and m.get("role") == "tool":
+                    if isinstance(m.get("content"), str):
+                        m["content"] = result(m["content"])
         reply = e.get("reply")
         if isinstance(reply, dict) and reply.get("tool_call"):
             reply["tool_call"] = _call(reply["tool_call"], unwrap)

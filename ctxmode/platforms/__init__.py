@@ -42,6 +42,7 @@ PLATFORMS = {
     "zed": "ctxmode.platforms.zed",
     "pi": "ctxmode.platforms.pi",
     "omp": "ctxmode.platforms.omp",
+    "openclaw": "ctxmode.platforms.openclaw",
 }
 
 

@@ -195,6 +195,9 @@ def _registers(path: Path, text: str, project: Path | None) -> bool:
     if not isinstance(data, dict):
         return False
     tables = [data.get(k) for k in ("mcpServers", "servers", "mcp", "context_servers")]
+    nested = data.get("mcp")
+    if isinstance(nested, dict):  # OpenClaw: mcp.servers
+        tables.append(nested.get("servers"))
     projects = data.get("projects")
     if isinstance(projects, dict) and project is not None:
         entry = projects.get(str(project))

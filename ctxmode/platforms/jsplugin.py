@@ -24,7 +24,6 @@ from ctxmode.platforms import Output
 from ctxmode.platforms.common import (
     as_object,
     classify,
-    context_of,
     first_str,
     hook_event,
     json_out,
@@ -32,6 +31,7 @@ from ctxmode.platforms.common import (
     verdict,
 )
 from ctxmode.platforms.host import Host
+from ctxmode.platforms.opencode import render_with
 
 ALLOW = {"decision": "allow"}
 ALLOW_OUT = json_out(ALLOW)
@@ -96,20 +96,9 @@ def render(host: Host, event: HookEvent, decision: HookDecision) -> Output:
     """The answer the shim applies: OpenCode's shim contract, plus ``ask``."""
     if event.event == "pre_tool":
         v = verdict(event, decision, host)
-        if v.kind in ("deny", "ask"):
-            return json_out({"decision": v.kind, "reason": v.reason})
-        if v.kind == "modify":
-            answer: dict[str, Any] = {"decision": "modify", "updatedInput": v.updated_input}
-            if v.context:
-                answer["additionalContext"] = v.context
-            return json_out(answer)
-        if v.kind == "context":
-            return json_out({"decision": "context", "additionalContext": v.context})
-        return ALLOW_OUT
-    text = context_of(decision)
-    if text and event.event in ("post_tool", "post_tool_failure", "session_start", "prompt_submit"):
-        return json_out({"decision": "context", "additionalContext": text})
-    return ALLOW_OUT
+        if v.kind == "ask":
+            return json_out({"decision": "ask", "reason": v.reason})
+    return render_with(host, event, decision)
 
 
 def noop(native_event: str) -> Output:

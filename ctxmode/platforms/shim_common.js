@@ -1,5 +1,5 @@
 // What ctxmode's JavaScript shims share (pi_extension.js, openclaw_plugin.js): `ctxmode setup`
-// writes it into each shim in place of its `/* ctxmode: shim_common.js */` line. The shim
+// writes it into each shim in place of the comment line that names this file. The shim
 // defines PLATFORM, CTXMODE (the executable) and HOOK_TIMEOUT_MS.
 
 // One `ctxmode hook` process: the payload on stdin, one JSON object back (null: carry on).

@@ -41,16 +41,6 @@ MAX_SETTINGS_BYTES = 4 * 1024 * 1024
 _RULE_RE = re.compile(r"\s*([A-Za-z_][\w-]*)\s*(?:\((.*)\))?\s*", re.DOTALL)
 
 
-# Config roots (as in upstream) of hosts that are not ctxmode platforms yet; a platform's
-# own root is its descriptor's config directory.
-_OTHER_ROOTS: dict[str, tuple[str, ...]] = {
-    "kilo": (".config", "kilo"),
-    "openclaw": (".openclaw",),
-    "pi": (".pi",),
-    "omp": (".omp",),
-}
-
-
 class _Parsed(NamedTuple):
     status: SourceStatus
     entries: tuple[tuple[Decision, int, str], ...]
@@ -95,7 +85,7 @@ def _claude_name() -> str:
 def _known_platform(platform: str) -> bool:
     from ctxmode.platforms import PLATFORMS
 
-    return platform in PLATFORMS or platform in _OTHER_ROOTS
+    return platform in PLATFORMS
 
 
 def _platform_dir(platform: str, home: Path) -> Path | None:
@@ -103,15 +93,7 @@ def _platform_dir(platform: str, home: Path) -> Path | None:
     from ctxmode.platforms.host import config_dir
 
     host = descriptor(platform)
-    if host is not None:
-        return config_dir(host, {**os.environ, "HOME": str(home)})
-    parts = _OTHER_ROOTS.get(platform)
-    if parts is None:
-        return None
-    xdg = os.environ.get("XDG_CONFIG_HOME", "").strip()
-    if parts[0] == ".config" and xdg:
-        return Path(xdg).joinpath(*parts[1:])
-    return home.joinpath(*parts)
+    return config_dir(host, {**os.environ, "HOME": str(home)}) if host is not None else None
 
 
 def _managed_paths() -> list[Path]:

@@ -571,6 +571,7 @@ PLATFORMS: dict[str, Callable[[Scope, Command], PlatformPlan]] = {
     "zed": more_targets.zed,
     "pi": jsplugins.pi,
     "omp": jsplugins.omp,
+    "openclaw": jsplugins.openclaw,
 }
 
 

@@ -6,7 +6,10 @@ import shutil
 from pathlib import Path
 
 from ctxmode.__main__ import main
-from ctxmode.setup.targets import PLATFORMS
+from ctxmode.errors import UsageError
+from ctxmode.setup.command import Command
+from ctxmode.setup.model import Scope
+from ctxmode.setup.targets import PLATFORMS, plan
 
 from .support import by_name, doctor_json, doctor_text
 
@@ -40,14 +43,23 @@ def test_a_set_up_platform_is_ok_and_the_others_stay_quiet(project, capsys):
     assert code == 0
 
 
+def _scope(platform: str, project: Path) -> str:
+    """``project``, or ``global`` for a host with no per-project configuration."""
+    try:
+        plan(platform, Scope(project), Command())
+    except UsageError:
+        return "global"
+    return "project"
+
+
 def test_every_platform_set_up_is_reported_ok(project, capsys):
     for platform in PLATFORMS:
-        _setup(platform)
+        _setup(platform, *(["--global"] if _scope(platform, project) == "global" else []))
     capsys.readouterr()
     _, data = doctor_json(capsys)
     checks = by_name(data)
     for platform in PLATFORMS:
-        check = checks[f"setup {platform} (project)"]
+        check = checks[f"setup {platform} ({_scope(platform, project)})"]
         # complete; hosts side by side only earn setup's double-hook advice
         assert check["status"] == "OK" or (
             check["status"] == "WARN"

@@ -2,11 +2,7 @@
 ``pi_extension.js``, run by node against a fake ctxmode (hooks and ``serve``)."""
 
 import json
-import os
 import shutil
-import stat
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -16,7 +12,7 @@ from ctxmode.platforms import omp, pi
 from ctxmode.setup.command import Command
 from ctxmode.setup.jsplugins import baked
 
-from .support import answer, fixture
+from .support import answer, fixture, run_shim
 
 
 def _parse(module, fixture_id, **changes):
@@ -93,7 +89,7 @@ def test_answers():
         "additionalContext": "ROUTING",
     }
     compact = _parse(pi, "pi.session_before_compact.manual")  # the shim ignores it
-    assert answer(pi.render(compact, RECORD)) == {"decision": "allow"}
+    assert answer(pi.render(compact, RECORD)) == {"decision": "context", "additionalContext": ""}
     assert answer(omp.noop("tool_call")) == {"decision": "allow"}
 
 
@@ -202,26 +198,7 @@ def _installed(platform: str) -> str:
 
 
 def _run(tmp_path: Path, source: str, entries: list[dict]) -> tuple[dict, list[dict]]:
-    fake = tmp_path / "ctxmode"
-    fake.write_text(f"#!{sys.executable}\n{FAKE_CTXMODE}", encoding="utf-8")
-    fake.chmod(fake.stat().st_mode | stat.S_IEXEC)
-    shim = tmp_path / "ctxmode.js"
-    shim.write_text(source, encoding="utf-8")
-    harness = tmp_path / "harness.mjs"
-    harness.write_text(HARNESS, encoding="utf-8")
-    log = tmp_path / "log.jsonl"
-    env = {**os.environ, "CTXMODE_BIN": str(fake), "FAKE_LOG": str(log)}
-    proc = subprocess.run(
-        ["node", str(harness), str(shim), json.dumps(entries), str(tmp_path)],
-        capture_output=True,
-        text=True,
-        encoding="utf-8",
-        env=env,
-        timeout=60,
-        check=True,
-    )
-    lines = [json.loads(x) for x in log.read_text(encoding="utf-8").splitlines()]
-    return json.loads(proc.stdout), lines
+    return run_shim(tmp_path, source, HARNESS, FAKE_CTXMODE, json.dumps(entries), str(tmp_path))
 
 
 @needs_node

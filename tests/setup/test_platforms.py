@@ -9,6 +9,7 @@ from typing import Any
 
 import pytest
 
+from ctxmode.errors import UsageError
 from ctxmode.setup import PLATFORMS, setup, targets, uninstall
 from ctxmode.setup.command import Command
 from ctxmode.setup.errors import SettingsFileError
@@ -32,6 +33,24 @@ model = "gpt-5"
 
 def _where(scope: str, project: Path) -> Path | None:
     return project if scope == "project" else None
+
+
+def _global_only(platform: str) -> bool:
+    """A host with no per-project configuration: setup refuses a project scope."""
+    try:
+        plan(platform, Scope(Path("/nonexistent/project")), Command())
+    except UsageError:
+        return True
+    return False
+
+
+@pytest.fixture(autouse=True)
+def _no_project_scope_for_global_only_hosts(request: pytest.FixtureRequest) -> None:
+    callspec = getattr(request.node, "callspec", None)
+    params = callspec.params if callspec is not None else {}
+    platform = params.get("platform")
+    if platform and params.get("scope", "project") == "project" and _global_only(platform):
+        pytest.skip(f"{platform} has no project configuration")
 
 
 def _targets(platform: str, where: Path | None) -> tuple[Any, ...]:
