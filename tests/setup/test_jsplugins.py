@@ -78,7 +78,8 @@ def test_openclaw_loads_and_enables_the_plugin_and_registers_the_server(home):
     config = _openclaw_config(home)
     text = (
         "{\n  // my gateway\n"
-        '  "plugins": {"load": {"paths": ["/opt/mine.js"]}, "entries": {"mine": {"enabled": true}}},\n'
+        '  "plugins": {"load": {"paths": ["/opt/mine.js"]},'
+        ' "entries": {"mine": {"enabled": true}}},\n'
         '  "mcp": {"servers": {"docs": {"url": "https://example.invalid/mcp"}}}\n}\n'
     )
     config.write_text(text, encoding="utf-8")
