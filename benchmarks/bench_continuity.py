@@ -678,6 +678,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--keep", action="store_true", help="keep the scratch directories")
     parser.add_argument("--json", type=Path, help="write the figures here")
     args = parser.parse_args(argv)
+    # Bytecode as an installed package has it: without it every hook compiles ctxmode anew
+    # (a fresh worktree's first runs), which is not what hosts see.
+    subprocess.run([python(), "-m", "compileall", "-q", str(HERE.parent / "ctxmode")], check=False)
     scenarios = load(args.split)
     if args.only:
         scenarios = [s for s in scenarios if args.only in s.name or args.only == s.kind]
