@@ -182,9 +182,10 @@ def _start(
         sdb.add_events(session_id, started, platform=event.platform, **record)
         host = descriptor(event.platform)
         if host is not None and not host.start_output:
-            # The host drops this answer: the session's first prompt claims the routing
-            # block, and the next prompt or tool result takes a pending snapshot.
-            return False, ""
+            # The host drops this answer (Qwen Code, as seen): it carries the routing block
+            # for a version that reads it, but claims nothing, so the session's first prompt
+            # still brings it; the next prompt or tool result takes a pending snapshot.
+            return offer and source in ("startup", "clear"), ""
         again = source in RENEWED or (host is not None and host.system_routing)
         want_routing = offer and sdb.claim_routing(session_id, again=again)
         if want_routing and source == "resume" and transcript_has_routing(event):

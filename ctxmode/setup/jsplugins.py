@@ -14,6 +14,7 @@ import os
 from importlib import resources
 from pathlib import Path
 
+from ctxmode import settings
 from ctxmode.errors import UsageError
 from ctxmode.setup.command import Command
 from ctxmode.setup.entries import SERVER_NAME, config_dir, stdio
@@ -136,7 +137,11 @@ def openclaw(scope: Scope, cmd: Command) -> PlatformPlan:
         "OpenClaw reloads plugins and MCP servers by itself (hybrid reload mode); otherwise "
         "restart the gateway. Check with: openclaw plugins inspect ctxmode --runtime",
     ]
-    moved = [v for v in ("CTXMODE_DIR", "XDG_DATA_HOME") if os.environ.get(v, "").strip()]
+    moved = [
+        variable.names[0]
+        for variable in (settings.DIR, settings.XDG_DATA_HOME)
+        if variable.get() is not None
+    ]
     if moved:
         notes.append(
             f"OpenClaw starts MCP servers without {' or '.join(moved)}: add them to "

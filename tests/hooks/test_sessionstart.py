@@ -300,9 +300,12 @@ def test_a_host_that_rebuilds_its_system_prompt_gets_the_routing_block_at_every_
     assert start("startup", platform="opencode").context == f"{ROUTING} [opencode]"
 
 
-def test_a_host_that_drops_the_answer_gets_no_routing_block_at_session_start():
-    # Qwen Code drops SessionStart answers: the first prompt claims the routing block.
-    assert start("startup", platform="qwen-code") == RECORD
+def test_a_host_that_drops_the_answer_still_gets_the_routing_block_with_its_first_prompt():
+    # Qwen Code drops SessionStart answers: the answer carries the routing block (for a
+    # version that reads it) but claims nothing, so the first prompt brings it as well.
+    answered = start("startup", platform="qwen-code")
+    assert answered.kind == "context"
+    assert answered.context == f"{ROUTING} [qwen-code]"
     assert ("session_start", "session startup (qwen-code)") in stored()
     prompt = hook_event("prompt_submit", prompt="fix it", platform="qwen-code")
     assert capture.handle(prompt).context == f"{ROUTING} [qwen-code]"

@@ -119,7 +119,7 @@ def test_events_for_people_are_one_short_line_each(capsys):
     _record(SID, Event("error_tool", "$ pytest\n" + "long line " * 50))
     assert main(["session", "events", "--session", SID]) == 0
     out = capsys.readouterr().out
-    assert f"session {SID}: 1 events" in out
+    assert f"session {SID}: 1 event\n" in out
     (line,) = [ln for ln in out.splitlines() if "error" in ln]
     assert "$ pytest long line" in line and line.endswith("…")
 
