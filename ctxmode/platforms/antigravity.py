@@ -6,12 +6,8 @@ registry here: written from its documentation.
 `parse` knows no event: a ``ctxmode hook antigravity <event>`` call answers nothing.
 """
 
-from collections.abc import Mapping
-from typing import Any
-
-from ctxmode.hookevent import CanonicalEvent, HookDecision, HookEvent
-from ctxmode.platforms import Output
-from ctxmode.platforms.common import NOTHING
+from ctxmode.hookevent import CanonicalEvent
+from ctxmode.platforms.common import no_event, say_nothing
 from ctxmode.platforms.host import Host
 
 NAME = "antigravity"
@@ -28,13 +24,6 @@ HOST = Host(
 )
 
 
-def parse(native_event: str, payload: dict[str, Any], env: Mapping[str, str]) -> HookEvent | None:
-    return None
-
-
-def render(event: HookEvent, decision: HookDecision) -> Output:
-    return NOTHING
-
-
-def noop(native_event: str) -> Output:
-    return NOTHING
+parse = no_event
+render = say_nothing
+noop = say_nothing

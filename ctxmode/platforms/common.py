@@ -22,6 +22,17 @@ from ctxmode.platforms.normalise import normalise, patch_targets, patch_text, sh
 
 NOTHING = Output()
 
+
+def no_event(native_event: str, payload: dict[str, Any], env: Mapping[str, str]) -> None:
+    """`parse` of a host that runs no hook commands (MCP only): no event is ours."""
+    return None
+
+
+def say_nothing(*_: object) -> Output:
+    """`render` and `noop` of a host that runs no hook commands: nothing to answer."""
+    return NOTHING
+
+
 # The Claude Code event names that most hosts, or their Claude-compatible
 # modes, also send; adapters add their own names to these.
 CLAUDE_EVENTS: dict[str, CanonicalEvent] = {

@@ -25,7 +25,6 @@ from typing import Any
 from ctxmode.hookevent import CanonicalEvent, HookDecision, HookEvent
 from ctxmode.platforms import Output
 from ctxmode.platforms.common import (
-    CLAUDE_EVENTS,
     NOTHING,
     ToolName,
     classify,
@@ -36,16 +35,12 @@ from ctxmode.platforms.common import (
     verdict,
 )
 from ctxmode.platforms.host import SERVER_KEY, Host
+from ctxmode.platforms.vscode_copilot import EVENTS as COPILOT_EVENTS
 from ctxmode.platforms.vscode_copilot import parse_copilot
 
 NAME = "copilot-cli"
 
-EVENTS: dict[str, CanonicalEvent] = {
-    **CLAUDE_EVENTS,  # the PascalCase names, which Copilot CLI also accepts
-    "posttoolusefailure": "post_tool_failure",
-    "userpromptsubmitted": "prompt_submit",
-    "agentstop": "stop",
-}
+EVENTS: dict[str, CanonicalEvent] = dict(COPILOT_EVENTS)  # PascalCase names accepted too
 
 HOST = Host(
     NAME,

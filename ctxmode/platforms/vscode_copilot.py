@@ -39,6 +39,7 @@ from ctxmode.platforms.host import Host
 
 NAME = "vscode-copilot"
 
+# The Copilot family's event names (Copilot CLI's too): Claude Code's plus its camelCase ones.
 EVENTS: dict[str, CanonicalEvent] = {
     **CLAUDE_EVENTS,
     "posttoolusefailure": "post_tool_failure",
