@@ -312,6 +312,8 @@ ENGINES = ("ours", "upstream")
 # What ctx_search shows by default: DEFAULT_SEARCH_LIMIT (3) capped at 2 per query for the
 # first calls of a window (ctxmode.server.tools.ctx_search); upstream has the same cap.
 AGENT_LIMIT = 2
+# Sets never tuned on: their per-query results are not printed (the --out JSON keeps them).
+HELD_OUT_SETS = frozenset({"heldout", "nl_heldout"})
 
 
 # --------------------------------------------------------------------------- corpus
@@ -936,6 +938,10 @@ def print_report(set_name: str, scored: list[Scored], queries: list[Query]) -> N
             cell = " / ".join(f"{c[f'hit1_{j}']:.2f}" for j in JUDGES) if c else "-"
             cells.append(f"{cell:>30}")
         print(f"  {cat:<12}{n:>4}" + "".join(cells))
+    if set_name in HELD_OUT_SETS:
+        print()
+        print(f"{set_name}: per-query misses not listed (a held-out set: never tune on them)")
+        return
     by_id = {q.id: q for q in queries}
     for s in scored:
         misses = [r for r in s.rows if r["rank_answer"] != 1]

@@ -10,7 +10,14 @@ from bisect import bisect_right
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from ctxmode.store.text import CJK_RUN, QUERY_NOISE, SYNONYMS, cjk_bigrams, has_cjk
+from ctxmode.store.text import (
+    CJK_RUN,
+    QUERY_NOISE,
+    SYNONYMS,
+    cjk_bigrams,
+    has_cjk,
+    spelling_variant,
+)
 from ctxmode.store.thesaurus import related
 
 # A compound identifier (os.path.join, get_user_name, foo-bar, a::b) or a single word.
@@ -98,7 +105,11 @@ def _word_term(token: str) -> Term | None:
         return None
     if len(words) > 1:
         return Term(token, words, literal=token)
-    return Term(token, words, synonyms=SYNONYMS.get(token, ()))
+    synonyms = SYNONYMS.get(token, ())
+    variant = spelling_variant(token)
+    if variant and variant not in synonyms:
+        synonyms = (*synonyms, variant)
+    return Term(token, words, synonyms=synonyms)
 
 
 def _phrases(text: str) -> list[str]:

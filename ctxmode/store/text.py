@@ -49,12 +49,67 @@ _SYNONYM_GROUPS = (
     "duplicate copy clone",
     "filename basename",
     "timestamp datetime",
+    "licence license",
+    "licences licenses",
+    "defence defense",
+    "grey gray",
 )
 SYNONYMS: dict[str, tuple[str, ...]] = {
     word: tuple(w for w in group.split() if w != word)
     for group in _SYNONYM_GROUPS
     for word in group.split()
 }
+
+# British and American spellings of one word (colourise / colorize, licence / license):
+# docs and questions spell them either way, and stemming keeps them apart. Each rule is
+# (suffix, its other spelling); a variant that is no word matches nothing.
+_SPELLINGS = (
+    ("isation", "ization"),
+    ("isations", "izations"),
+    ("ise", "ize"),
+    ("ises", "izes"),
+    ("ised", "ized"),
+    ("ising", "izing"),
+    ("iser", "izer"),
+    ("isers", "izers"),
+    ("yse", "yze"),
+    ("ysed", "yzed"),
+    ("ysing", "yzing"),
+    ("our", "or"),
+    ("ours", "ors"),
+    ("oured", "ored"),
+    ("ouring", "oring"),
+    ("ourful", "orful"),
+    ("ourise", "orize"),
+    ("ourised", "orized"),
+    ("ourize", "orize"),
+    ("ourized", "orized"),
+    ("ogue", "og"),
+    ("ogues", "ogs"),
+    ("tre", "ter"),
+    ("tres", "ters"),
+)
+# -or, -og and -er end too many other words (error, dialog, filter) to be spelt back.
+_BRITISH_ONLY = frozenset(
+    {"our", "ours", "oured", "ouring", "ourful", "ogue", "ogues", "tre", "tres"}
+)
+_LONGEST_FIRST = sorted(_SPELLINGS, key=lambda rule: -len(rule[0]))
+_SPELLING_STEM = 3  # letters before the suffix, at least (rise, wise, pour stay alone)
+
+
+def spelling_variant(word: str) -> str | None:
+    """The other spelling of `word` (British to American, and back for -ize/-yze/-er
+    endings an American may write for a British text), or None."""
+    for british, american in _LONGEST_FIRST:
+        if word.endswith(british) and len(word) - len(british) >= _SPELLING_STEM:
+            return word[: -len(british)] + american
+    for british, american in _LONGEST_FIRST:
+        if british in _BRITISH_ONLY:
+            continue
+        if word.endswith(american) and len(word) - len(american) >= _SPELLING_STEM:
+            return word[: -len(american)] + british
+    return None
+
 
 _CJK = (
     "\u1100-\u11ff\u3040-\u30ff\u3130-\u318f\u3400-\u4dbf\u4e00-\u9fff"

@@ -5,6 +5,7 @@ import re
 import pytest
 
 from ctxmode.store import query as q
+from ctxmode.store.text import SYNONYMS
 
 # --------------------------------------------------------------------------- parsing
 
@@ -152,3 +153,27 @@ def test_related_words_are_found_by_their_base_form() -> None:
     assert "directory" in related("folder") or "dir" in related("folders")
     assert "bell" in related("beeps")
     assert related("zyxwv") == ()
+
+
+@pytest.mark.parametrize(
+    ("word", "other"),
+    [
+        ("colourised", "colorized"),
+        ("behaviour", "behavior"),
+        ("capitalise", "capitalize"),
+        ("capitalize", "capitalise"),
+        ("organisation", "organization"),
+        ("analyse", "analyze"),
+        ("catalogue", "catalog"),
+        ("centre", "center"),
+    ],
+)
+def test_british_and_american_spellings_match_each_other(word, other) -> None:
+    (term,) = q.parse_query(word).terms
+    assert other in term.synonyms
+
+
+@pytest.mark.parametrize("word", ["error", "filter", "parameter", "raise", "sequence", "dialog"])
+def test_words_with_look_alike_endings_get_no_spelling_variant(word) -> None:
+    (term,) = q.parse_query(word).terms
+    assert term.synonyms == SYNONYMS.get(word, ())

@@ -81,6 +81,13 @@ def test_developer_synonyms_bridge_folder_and_directory(store):
     assert _first(store, "delete folder")[0] == "shutil.md"
 
 
+def test_a_british_spelling_finds_the_american_one(store):
+    store.index_text("# theme\nPick a font for the theme.\n", "fonts.md")
+    store.index_text("# paint\nMix the colour of the paint.\n", "paint.md")  # colour is known
+    store.index_text("# theme\nPick a color for the theme.\n", "theme.md")
+    assert _first(store, "theme colour")[0] == "theme.md"
+
+
 def test_module_named_in_the_query_prefers_chunks_of_that_file(store):
     store.index_text("def join(a, *p):\n    return a + '/'.join(p)\n", "lib/posixpath.py")
     store.index_text("def join(a, *p):\n    return a + '\\\\'.join(p)\n", "lib/ntpath.py")
