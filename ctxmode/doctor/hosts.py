@@ -185,7 +185,16 @@ def platform_check(platform: str, project: Path | None) -> Check | None:
     files = ", ".join(_shown(t.path, project) for t in plan.targets)
     if warnings:  # complete, but setup has advice (the warnings say what to do)
         return warn(name, "; ".join([f"registered in {files}", *notes]))
-    return ok(name, f"hooks and MCP server registered in {files}")
+    return ok(name, f"{_registered(plan)} registered in {files}")
+
+
+def _registered(plan: "PlatformPlan") -> str:
+    """What setup registers for this host: hooks (or a plugin) and the server, or the
+    server alone (hosts that run no hooks: Zed, Antigravity, ...)."""
+    from ctxmode.setup.model import PlainFileTarget
+
+    hooked = any(isinstance(t, PlainFileTarget) or getattr(t, "hooks", ()) for t in plan.targets)
+    return "hooks and MCP server" if hooked else "MCP server"
 
 
 def platform_checks(project_dir: Path | None) -> list[Check]:

@@ -238,7 +238,10 @@ def _large(
     digests = [digest(text, extent, share) for text, extent in streams]
     previews = [preview(text, extent) for text, extent in streams]
     if both:
-        code = "" if result.timed_out else f"Exit code: {result.exit_code}\n\n"
+        # A run ctxmode stopped has no exit code of its own (the note says why it stopped;
+        # the CLI exits 124 for both).
+        stopped = result.timed_out or result.capped
+        code = "" if stopped else f"Exit code: {result.exit_code}\n\n"
         shown = f"{code}stdout:\n{previews[0]}\n\nstderr:\n{previews[1]}"
         indexed = f"{code}stdout:\n{digests[0].text}\n\nstderr:\n{digests[1].text}"
     else:

@@ -43,6 +43,15 @@ def test_a_set_up_platform_is_ok_and_the_others_stay_quiet(project, capsys):
     assert code == 0
 
 
+def test_a_host_that_runs_no_hooks_is_reported_as_the_server_alone(project, capsys):
+    _setup("zed", "--global")
+    capsys.readouterr()
+    _, data = doctor_json(capsys)
+    (check,) = [c for c in data["checks"] if c["name"].startswith("setup zed")]
+    assert check["status"] == "OK", check
+    assert check["detail"].startswith("MCP server registered in ")
+
+
 def _scope(platform: str, project: Path) -> str:
     """``project``, or ``global`` for a host with no per-project configuration."""
     try:

@@ -211,3 +211,11 @@ def test_answers_never_exceed_the_answer_bound(kb, how):
     stdout = "" if how == {"exit_code": 1, "timed_out": True} else big
     shaped = view(_made(stdout, stderr=big, **how), kb)
     assert len(shaped.text.encode()) <= ANSWER_MAX_BYTES
+
+
+def test_a_capped_run_shows_no_exit_code_of_the_kill(run, kb):
+    result = run("shell", "echo start; yes hello-fast-line", cap_bytes=CAP)
+    assert result.capped is True
+    text = view(result, kb).text
+    assert "Exit code" not in text  # the CLI exits 124; 137 would contradict it
+    assert "output capped — process killed" in text
