@@ -24,6 +24,7 @@ W_TITLE_CODE = 0.6
 W_TITLE_PROSE = 0.3
 W_NAME = 0.8
 W_PLACE = 0.3
+W_PARENT = 0.5  # a name the title's enclosing definition defines (class A > def b: a)
 W_RESOLVED = 1.5
 W_LITERAL = 0.5
 W_REFERENCE = 0.3
@@ -171,7 +172,9 @@ class Scorer:
         score += W_PLACE * sum(in_place) / len(terms)
         names = q.definition_names(title)
         if names:
-            matched = _name_match(terms, names, self.extra, self.corrections)
+            own = q.definition_names(title.rsplit(">", 1)[-1])
+            matched = _name_match(terms, own, self.extra, self.corrections)
+            matched += W_PARENT * _name_match(terms, names - own, self.extra, self.corrections)
             score += W_NAME * matched / len(terms)
             if references:
                 resolved = sum(_resolves(ref, names, place) for ref in references)

@@ -190,3 +190,11 @@ def test_an_identifier_query_is_not_expanded_to_related_words(store: ContentStor
     hits = store.search("remove_folder", limit=5).hits
     assert [h.source for h in hits] == ["lib/a.py"]
     assert all(h.layer != "related" for h in store.search("remove folder path", limit=5).hits)
+
+
+def test_a_name_finds_its_definition_before_the_definitions_nested_in_it() -> None:
+    scorer = Scorer(q.parse_query("namedtuple"), {}, {})
+    body = "    result = namedtuple_helper(fields)\n    return result\n"
+    own = scorer.score(1.0, "collections.py", "def namedtuple", body, "code")
+    nested = scorer.score(1.0, "collections.py", "def namedtuple > def __repr__", body, "code")
+    assert own > nested
