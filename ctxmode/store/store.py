@@ -1001,7 +1001,12 @@ class ContentStore:
         expanded = False
         for term in parsed.terms:
             alternatives = [term.fts]
-            if term.expandable and (thin or not self._vocabulary.known(term.text)):
+            # A stopword is no fragment of a longer word (`and` is not `android`).
+            if (
+                term.expandable
+                and term.text not in q.QUERY_NOISE
+                and (thin or not self._vocabulary.known(term.text))
+            ):
                 words = self._vocabulary.expansions(term.text)
                 if (
                     not words

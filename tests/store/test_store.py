@@ -173,6 +173,12 @@ def test_partial_words_find_the_full_word_through_the_substring_layer(store, que
     assert result.corrections == {}
 
 
+def test_stopwords_are_not_expanded_to_the_longer_words_holding_them(store):
+    store.index_text("# Phones\n\nBuild for android, theme it.\n", "android")
+    store.index_text("# Notes\n\nThis and the rest.\n", "notes")
+    assert _hit_sources(store.search("and the")) == ["notes"]
+
+
 def test_typo_is_corrected_and_reported_through_the_fuzzy_layer(store):
     store.index_text("# Login\n\nauthentication uses signed tokens\n", "auth")
     result = store.search("autentication")
