@@ -46,6 +46,7 @@ from ctxmode.store.ranking import Scorer
 from ctxmode.store.salvage import Rebuild, salvage_sources
 from ctxmode.store.schema import MIGRATIONS
 from ctxmode.store.text import (
+    QUERY_NOISE,
     STOPWORDS,
     WORD,
     fts_text,
@@ -1004,7 +1005,7 @@ class ContentStore:
             # A stopword is no fragment of a longer word (`and` is not `android`).
             if (
                 term.expandable
-                and term.text not in q.QUERY_NOISE
+                and term.text not in QUERY_NOISE
                 and (thin or not self._vocabulary.known(term.text))
             ):
                 words = self._vocabulary.expansions(term.text)
