@@ -4,10 +4,9 @@ Design:
 * One SQLite file per project (see `ctxmode.paths`), schema in `schema.py`.
 * A label names a source; indexing a label again replaces it in one transaction, so a
   reader sees the old chunks or the new ones, never a mix or nothing.
-* Search fuses ranked lists (all terms, any term, substrings of known words) with
-  reciprocal rank fusion, then reranks by title, proximity and phrase adjacency, each term
-  weighed by how rare it is (`ranking`). A term that matches nothing is corrected against
-  the vocabulary (typos). A hit shows the lines that best cover the query (`excerpt`).
+* Search (`retrieval`) fuses ranked FTS5 lists by reciprocal rank and reranks them
+  (`ranking`); a hit shows the lines that best cover the query (`excerpt`). The store
+  decides which hits may be served at all (freshness, below).
 * A file-backed source is checked (one stat) before any of its hits is shown: a changed
   file is re-indexed, a deleted one dropped, a file now denied by policy left alone and
   never read, and the search runs again without the stale hits. Besides, each search
@@ -39,28 +38,20 @@ from ctxmode import db
 from ctxmode.errors import CtxError, DiskFullError, InputError, StoreError
 from ctxmode.store import query as q
 from ctxmode.store.chunking import Chunk
-from ctxmode.store.excerpt import excerpt
 from ctxmode.store.files import MAX_FILE_BYTES, FileText, printable_path, read_text_file
 from ctxmode.store.kinds import chunk_text, kind_for_name
-from ctxmode.store.ranking import Scorer
+from ctxmode.store.retrieval import Retrieval, SearchHit
 from ctxmode.store.salvage import Rebuild, salvage_sources
 from ctxmode.store.schema import MIGRATIONS
 from ctxmode.store.text import (
-    QUERY_NOISE,
-    STOPWORDS,
-    WORD,
     fts_text,
     vocabulary,
 )
 from ctxmode.store.vocab import Vocabulary
 from ctxmode.store.weights import TermWeights
 
-RRF_K = 60
-FETCH_MIN = 30
 DEFAULT_LIMIT = 5
 WAL_CHECKPOINT_PAGES = 4000  # checkpoint (and fsync) every ~16 MB of writes, not ~4 MB
-PARTIAL_BELOW = 10
-RELATED_RARE = 100  # a question's term in at most 1 chunk in this many is expanded
 # File-backed sources a search checks besides its hits' own: a stat each (a read only for
 # a changed file), about 2 ms for 1,000; a store with at most this many is swept whole.
 SWEEP_BATCH = 1000
@@ -89,21 +80,6 @@ class IndexReport:
     bytes: int
     file_path: str | None = None
     unchanged: bool = False  # a file already indexed with this content: not indexed again
-
-
-@dataclass(frozen=True)
-class SearchHit:
-    source: str
-    title: str
-    content_type: str
-    layer: str  # "all-terms" | "any-term" | "substring" | "fuzzy"
-    score: float
-    snippet: str
-    chunk_id: int
-    file_path: str | None = None
-    start_line: int | None = None
-    end_line: int | None = None
-    indexed_at: str | None = None
 
 
 @dataclass(frozen=True)
@@ -849,47 +825,6 @@ class ContentStore:
             for r in rows
         ]
 
-    def _ranked(
-        self,
-        expr: str,
-        limit: int,
-        source: str | None,
-        content_type: str | None,
-        exact: bool,
-        literals: Sequence[str] = (),
-    ) -> list[int]:
-        sql = [
-            "SELECT f.rowid AS id FROM chunks_fts f",
-        ]
-        params: list[object] = [expr]
-        where = ["chunks_fts MATCH ?"]
-        if source is not None or content_type is not None or literals:
-            sql.append("JOIN chunks c ON c.id = f.rowid")
-            for literal in literals:
-                where.append("instr(lower(c.content), ?) > 0")
-                params.append(literal)
-            if source is not None:
-                sql.append("JOIN sources s ON s.id = c.source_id")
-                if exact:
-                    where.append("s.label = ?")
-                    params.append(source)
-                else:
-                    where.append("s.label LIKE ? ESCAPE '\\'")
-                    escaped = source.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
-                    params.append(f"%{escaped}%")
-            if content_type is not None:
-                where.append("c.content_type = ?")
-                params.append(content_type)
-        sql.append("WHERE " + " AND ".join(where))
-        sql.append("ORDER BY bm25(chunks_fts, 5.0, 1.0) LIMIT ?")
-        params.append(limit)
-        try:
-            return [r[0] for r in self._con.execute(" ".join(sql), params)]
-        except sqlite3.OperationalError as exc:
-            if db.is_busy(exc) or db.is_corrupt(exc) or db.is_full(exc):
-                raise
-            return []  # an expression FTS5 cannot parse matches nothing
-
     @_healing
     def fuzzy_correct(self, word: str) -> str | None:
         """The closest vocabulary word within the length-based edit budget, or None."""
@@ -973,174 +908,13 @@ class ContentStore:
         snippet_chars: int,
         report: RefreshReport,
     ) -> SearchResult:
-        parsed = q.parse_query(query)
-        limit = max(1, int(limit))
-        if not parsed.terms:
-            return SearchResult(query, [], {}, report)
-        fetch = max(FETCH_MIN, 3 * limit)
-        args = (fetch, source, content_type, exact_source)
-
-        exact = [t.fts for t in parsed.terms]
-        literals = [t.literal for t in parsed.terms if t.literal]
-        lists: list[tuple[str, list[int]]] = []
-        if parsed.phrases:  # a pasted message matches its source text word for word
-            phrases = q.or_expr([q.quote_phrase(p) for p in parsed.phrases])
-            lists.append(("phrase", self._ranked(phrases, *args)))
-        if literals:  # identifiers as written outrank the same words as prose
-            lists.append(("all-terms", self._ranked(q.and_expr(exact), *args, literals)))
-        everything = self._ranked(q.and_expr(exact), *args)
-        lists.append(("all-terms", everything))
-        # Partial matches and substring expansions are only worth their cost (OR queries
-        # over common words score thousands of rows) when all-terms matching is thin.
-        thin = len(everything) < max(PARTIAL_BELOW, limit)
-        if len(exact) > 1 and thin:
-            lists.append(("any-term", self._ranked(q.or_expr(exact), *args)))
-
-        extra: dict[str, tuple[str, ...]] = {}
-        corrections: dict[str, str] = {}
-        groups: list[str] = []
-        expanded = False
-        for term in parsed.terms:
-            alternatives = [term.fts]
-            # A stopword is no fragment of a longer word (`and` is not `android`).
-            if (
-                term.expandable
-                and term.text not in QUERY_NOISE
-                and (thin or not self._vocabulary.known(term.text))
-            ):
-                words = self._vocabulary.expansions(term.text)
-                if (
-                    not words
-                    and not self._vocabulary.known(term.text)
-                    and term.text not in STOPWORDS
-                ):
-                    fixed = self._vocabulary.correct(term.text)
-                    # tokens → token is stemming's job, not a typo
-                    if fixed and not (fixed.startswith(term.text) or term.text.startswith(fixed)):
-                        corrections[term.text] = fixed
-                        words = [fixed]
-                if words:
-                    expanded = True
-                    extra[term.text] = tuple(words)
-                    alternatives += [q.quote_phrase(" ".join(WORD.findall(w))) for w in words]
-            groups.append(q.group_expr(alternatives))
-        if expanded:
-            layer = "fuzzy" if corrections else "substring"
-            found = self._ranked(q.and_expr(groups), *args)
-            if not found and len(groups) > 1:
-                found = self._ranked(q.or_expr(groups), *args)
-            lists.append((layer, found))
-        # A question in other words than its answer's: its rare words also match their
-        # related words (`thesaurus`), when no chunk holds all of its words.
-        related = {} if everything else self._related_words(parsed)
-        if related:
-            widened = [
-                q.group_expr([g, *(q.quote_phrase(w) for w in related.get(t.text, ()))])
-                for t, g in zip(parsed.terms, groups, strict=True)
-            ]
-            found = self._ranked(q.and_expr(widened), *args)
-            if len(found) < max(PARTIAL_BELOW, limit):
-                found += [c for c in self._ranked(q.or_expr(widened), *args) if c not in found]
-            lists.append(("related", found))
-
-        idf = self._weights.idf(groups) if len(groups) > 1 else [1.0]
-        fused: dict[int, float] = {}
-        first_layer: dict[int, str] = {}
-        for layer, ids in lists:
-            for rank, cid in enumerate(ids):
-                fused[cid] = fused.get(cid, 0.0) + 1.0 / (RRF_K + rank + 1)
-                first_layer.setdefault(cid, layer)
-        if not fused:
-            return SearchResult(query, [], corrections, report)
         # Sources whose file a Read rule now denies are neither re-read nor served.
         hidden = frozenset(report.denied)
-        hits = self._rerank(
-            parsed,
-            fused,
-            first_layer,
-            extra,
-            corrections,
-            idf,
-            hidden,
-            limit,
-            snippet_chars,
-            related,
+        retrieval = Retrieval(self._con, self._vocabulary, self._weights)
+        hits, corrections = retrieval.run(
+            query, limit, source, content_type, exact_source, snippet_chars, hidden
         )
         return SearchResult(query, hits, corrections, report)
-
-    def _related_words(self, parsed: q.ParsedQuery) -> dict[str, tuple[str, ...]]:
-        """The related words of a question's rare terms (in at most 1 chunk in
-        `RELATED_RARE`): a common word is already found as written, and expanding it
-        only adds noise."""
-        related = q.related_words(parsed)
-        if not related:
-            return {}
-        most = self._weights.chunks / RELATED_RARE
-        return {
-            t.text: related[t.text]
-            for t in parsed.terms
-            if t.text in related and self._weights.frequency(t.fts) <= most
-        }
-
-    def _rerank(
-        self,
-        parsed: q.ParsedQuery,
-        fused: dict[int, float],
-        first_layer: dict[int, str],
-        extra: dict[str, tuple[str, ...]],
-        corrections: dict[str, str],
-        idf: list[float],
-        hidden: frozenset[str],
-        limit: int,
-        snippet_chars: int,
-        related: dict[str, tuple[str, ...]],
-    ) -> list[SearchHit]:
-        """Order candidates by how well each chunk answers the query (see `ranking`)."""
-        ids = list(fused)
-        placeholders = ",".join("?" * len(ids))
-        rows = {
-            r["id"]: r
-            for r in self._con.execute(
-                "SELECT c.id, c.title, c.content, c.content_type, c.start_line, c.end_line,"
-                " s.label, s.file_path, s.indexed_at FROM chunks c"
-                f" JOIN sources s ON s.id = c.source_id WHERE c.id IN ({placeholders})",
-                ids,
-            )
-        }
-        unseen = frozenset(
-            t.text for t in parsed.terms if t.text in related and not self._weights.frequency(t.fts)
-        )
-        scorer = Scorer(parsed, extra, corrections, idf, related, unseen)
-        top = max(fused.values())
-        scored: list[tuple[float, int]] = []
-        for cid, rrf in fused.items():
-            row = rows.get(cid)
-            if row is None or row["label"] in hidden:
-                continue
-            score = scorer.score(
-                rrf / top, row["label"], row["title"], row["content"], row["content_type"]
-            )
-            scored.append((score, cid))
-        scored.sort(key=lambda s: (-s[0], s[1]))
-        hits = []
-        for score, cid in scored[:limit]:
-            row = rows[cid]
-            hits.append(
-                SearchHit(
-                    source=row["label"],
-                    title=row["title"],
-                    content_type=row["content_type"],
-                    layer=first_layer[cid],
-                    score=round(score, 4),
-                    snippet=excerpt(row["content"], scorer.telling, max_chars=snippet_chars),
-                    chunk_id=cid,
-                    file_path=row["file_path"],
-                    start_line=row["start_line"],
-                    end_line=row["end_line"],
-                    indexed_at=row["indexed_at"],
-                )
-            )
-        return hits
 
     # ------------------------------------------------------------------ terms
 

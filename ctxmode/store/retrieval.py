@@ -1,0 +1,270 @@
+"""Search over one knowledge base connection: ranked FTS5 lists, fused, then reranked.
+
+Ranked lists (the query's phrases, all of its terms, any of them, substrings of known
+words, typo corrections against the vocabulary, and for a question in words its rare
+terms' related words) are fused by reciprocal rank, then each candidate is scored by how
+well it answers the query (`ranking`), and shows the lines that best cover the query
+(`excerpt`). Freshness (which hits may be served at all) is the store's job.
+"""
+
+import sqlite3
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from ctxmode import db
+from ctxmode.store import query as q
+from ctxmode.store.excerpt import excerpt
+from ctxmode.store.ranking import Scorer
+from ctxmode.store.text import QUERY_NOISE, STOPWORDS, WORD
+from ctxmode.store.vocab import Vocabulary
+from ctxmode.store.weights import TermWeights
+
+RRF_K = 60
+FETCH_MIN = 30
+PARTIAL_BELOW = 10
+RELATED_RARE = 100  # a question's term in at most 1 chunk in this many is expanded
+
+
+@dataclass(frozen=True)
+class SearchHit:
+    source: str
+    title: str
+    content_type: str
+    layer: str  # "phrase" | "all-terms" | "any-term" | "substring" | "fuzzy" | "related"
+    score: float
+    snippet: str
+    chunk_id: int
+    file_path: str | None = None
+    start_line: int | None = None
+    end_line: int | None = None
+    indexed_at: str | None = None
+
+
+class Retrieval:
+    """One search's view of a connection, its vocabulary and its term weights."""
+
+    def __init__(self, con: sqlite3.Connection, vocabulary: Vocabulary, weights: TermWeights):
+        self.con = con
+        self.vocabulary = vocabulary
+        self.weights = weights
+
+    def ranked(
+        self,
+        expr: str,
+        limit: int,
+        source: str | None,
+        content_type: str | None,
+        exact: bool,
+        literals: Sequence[str] = (),
+    ) -> list[int]:
+        sql = [
+            "SELECT f.rowid AS id FROM chunks_fts f",
+        ]
+        params: list[object] = [expr]
+        where = ["chunks_fts MATCH ?"]
+        if source is not None or content_type is not None or literals:
+            sql.append("JOIN chunks c ON c.id = f.rowid")
+            for literal in literals:
+                where.append("instr(lower(c.content), ?) > 0")
+                params.append(literal)
+            if source is not None:
+                sql.append("JOIN sources s ON s.id = c.source_id")
+                if exact:
+                    where.append("s.label = ?")
+                    params.append(source)
+                else:
+                    where.append("s.label LIKE ? ESCAPE '\\'")
+                    escaped = source.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
+                    params.append(f"%{escaped}%")
+            if content_type is not None:
+                where.append("c.content_type = ?")
+                params.append(content_type)
+        sql.append("WHERE " + " AND ".join(where))
+        sql.append("ORDER BY bm25(chunks_fts, 5.0, 1.0) LIMIT ?")
+        params.append(limit)
+        try:
+            return [r[0] for r in self.con.execute(" ".join(sql), params)]
+        except sqlite3.OperationalError as exc:
+            if db.is_busy(exc) or db.is_corrupt(exc) or db.is_full(exc):
+                raise
+            return []  # an expression FTS5 cannot parse matches nothing
+
+    def run(
+        self,
+        query: str,
+        limit: int,
+        source: str | None,
+        content_type: str | None,
+        exact_source: bool,
+        snippet_chars: int,
+        hidden: frozenset[str] = frozenset(),
+    ) -> tuple[list[SearchHit], dict[str, str]]:
+        """The hits for `query` (at most `limit`), and the typo corrections made.
+        `source` scopes it to labels containing that text (equal to it with
+        `exact_source`); `hidden` labels are never returned."""
+        parsed = q.parse_query(query)
+        limit = max(1, int(limit))
+        if not parsed.terms:
+            return [], {}
+        fetch = max(FETCH_MIN, 3 * limit)
+        args = (fetch, source, content_type, exact_source)
+
+        exact = [t.fts for t in parsed.terms]
+        literals = [t.literal for t in parsed.terms if t.literal]
+        lists: list[tuple[str, list[int]]] = []
+        if parsed.phrases:  # a pasted message matches its source text word for word
+            phrases = q.or_expr([q.quote_phrase(p) for p in parsed.phrases])
+            lists.append(("phrase", self.ranked(phrases, *args)))
+        if literals:  # identifiers as written outrank the same words as prose
+            lists.append(("all-terms", self.ranked(q.and_expr(exact), *args, literals)))
+        everything = self.ranked(q.and_expr(exact), *args)
+        lists.append(("all-terms", everything))
+        # Partial matches and substring expansions are only worth their cost (OR queries
+        # over common words score thousands of rows) when all-terms matching is thin.
+        thin = len(everything) < max(PARTIAL_BELOW, limit)
+        if len(exact) > 1 and thin:
+            lists.append(("any-term", self.ranked(q.or_expr(exact), *args)))
+
+        extra: dict[str, tuple[str, ...]] = {}
+        corrections: dict[str, str] = {}
+        groups: list[str] = []
+        expanded = False
+        for term in parsed.terms:
+            alternatives = [term.fts]
+            # A stopword is no fragment of a longer word (`and` is not `android`).
+            if (
+                term.expandable
+                and term.text not in QUERY_NOISE
+                and (thin or not self.vocabulary.known(term.text))
+            ):
+                words = self.vocabulary.expansions(term.text)
+                if (
+                    not words
+                    and not self.vocabulary.known(term.text)
+                    and term.text not in STOPWORDS
+                ):
+                    fixed = self.vocabulary.correct(term.text)
+                    # tokens → token is stemming's job, not a typo
+                    if fixed and not (fixed.startswith(term.text) or term.text.startswith(fixed)):
+                        corrections[term.text] = fixed
+                        words = [fixed]
+                if words:
+                    expanded = True
+                    extra[term.text] = tuple(words)
+                    alternatives += [q.quote_phrase(" ".join(WORD.findall(w))) for w in words]
+            groups.append(q.group_expr(alternatives))
+        if expanded:
+            layer = "fuzzy" if corrections else "substring"
+            found = self.ranked(q.and_expr(groups), *args)
+            if not found and len(groups) > 1:
+                found = self.ranked(q.or_expr(groups), *args)
+            lists.append((layer, found))
+        # A question in other words than its answer's: its rare words also match their
+        # related words (`thesaurus`), when no chunk holds all of its words.
+        related = {} if everything else self._related_words(parsed)
+        if related:
+            widened = [
+                q.group_expr([g, *(q.quote_phrase(w) for w in related.get(t.text, ()))])
+                for t, g in zip(parsed.terms, groups, strict=True)
+            ]
+            found = self.ranked(q.and_expr(widened), *args)
+            if len(found) < max(PARTIAL_BELOW, limit):
+                found += [c for c in self.ranked(q.or_expr(widened), *args) if c not in found]
+            lists.append(("related", found))
+
+        idf = self.weights.idf(groups) if len(groups) > 1 else [1.0]
+        fused: dict[int, float] = {}
+        first_layer: dict[int, str] = {}
+        for layer, ids in lists:
+            for rank, cid in enumerate(ids):
+                fused[cid] = fused.get(cid, 0.0) + 1.0 / (RRF_K + rank + 1)
+                first_layer.setdefault(cid, layer)
+        if not fused:
+            return [], corrections
+        hits = self._rerank(
+            parsed,
+            fused,
+            first_layer,
+            extra,
+            corrections,
+            idf,
+            hidden,
+            limit,
+            snippet_chars,
+            related,
+        )
+        return hits, corrections
+
+    def _related_words(self, parsed: q.ParsedQuery) -> dict[str, tuple[str, ...]]:
+        """The related words of a question's rare terms (in at most 1 chunk in
+        `RELATED_RARE`): a common word is already found as written, and expanding it
+        only adds noise."""
+        related = q.related_words(parsed)
+        if not related:
+            return {}
+        most = self.weights.chunks / RELATED_RARE
+        return {
+            t.text: related[t.text]
+            for t in parsed.terms
+            if t.text in related and self.weights.frequency(t.fts) <= most
+        }
+
+    def _rerank(
+        self,
+        parsed: q.ParsedQuery,
+        fused: dict[int, float],
+        first_layer: dict[int, str],
+        extra: dict[str, tuple[str, ...]],
+        corrections: dict[str, str],
+        idf: list[float],
+        hidden: frozenset[str],
+        limit: int,
+        snippet_chars: int,
+        related: dict[str, tuple[str, ...]],
+    ) -> list[SearchHit]:
+        """Order candidates by how well each chunk answers the query (see `ranking`)."""
+        ids = list(fused)
+        placeholders = ",".join("?" * len(ids))
+        rows = {
+            r["id"]: r
+            for r in self.con.execute(
+                "SELECT c.id, c.title, c.content, c.content_type, c.start_line, c.end_line,"
+                " s.label, s.file_path, s.indexed_at FROM chunks c"
+                f" JOIN sources s ON s.id = c.source_id WHERE c.id IN ({placeholders})",
+                ids,
+            )
+        }
+        unseen = frozenset(
+            t.text for t in parsed.terms if t.text in related and not self.weights.frequency(t.fts)
+        )
+        scorer = Scorer(parsed, extra, corrections, idf, related, unseen)
+        top = max(fused.values())
+        scored: list[tuple[float, int]] = []
+        for cid, rrf in fused.items():
+            row = rows.get(cid)
+            if row is None or row["label"] in hidden:
+                continue
+            score = scorer.score(
+                rrf / top, row["label"], row["title"], row["content"], row["content_type"]
+            )
+            scored.append((score, cid))
+        scored.sort(key=lambda s: (-s[0], s[1]))
+        hits = []
+        for score, cid in scored[:limit]:
+            row = rows[cid]
+            hits.append(
+                SearchHit(
+                    source=row["label"],
+                    title=row["title"],
+                    content_type=row["content_type"],
+                    layer=first_layer[cid],
+                    score=round(score, 4),
+                    snippet=excerpt(row["content"], scorer.telling, max_chars=snippet_chars),
+                    chunk_id=cid,
+                    file_path=row["file_path"],
+                    start_line=row["start_line"],
+                    end_line=row["end_line"],
+                    indexed_at=row["indexed_at"],
+                )
+            )
+        return hits
