@@ -27,8 +27,12 @@ What it measures
       shown   strict, or the expected file with a snippet that shows the ``def <name>`` /
               ``class <name>`` line;
       file    only the file has to match.
+      chunk   the expected file AND the hit's whole chunk (not only its excerpt) contains an
+              answer substring: ``answer`` with perfect excerpts, the ceiling that ranking
+              leaves (ours only; for upstream it is ``answer``).
     ``strict``, ``shown`` and ``file`` are the judgements of earlier runs, kept so figures
-    stay comparable over time; ``answer`` is the one to read.
+    stay comparable over time; ``answer`` is the one to read, ``chunk`` minus ``answer`` is
+    what excerpts lose.
 
     Per judgement: hit@1 and MRR@10 over a limit-10 search, hit@2 over what ctx_search shows
     at its default limit (2 hits for the first calls of a window: ``DEFAULT_SEARCH_LIMIT`` 3
@@ -460,7 +464,7 @@ def title_matches(title: str, wanted: tuple[str, ...]) -> bool:
     return any(re.search(rf"(?<!\w){re.escape(w)}(?!\w)", title) for w in wanted)
 
 
-JUDGES = ("answer", "strict", "shown", "file")
+JUDGES = ("answer", "strict", "shown", "file", "chunk")
 
 
 def squash(text: str) -> str:
@@ -488,6 +492,7 @@ class Hit:
     title: str
     snippet: str
     shown: str  # everything the agent reads for this hit
+    chunk: str  # the hit's whole chunk (what the agent reads, for upstream)
 
 
 def is_correct(hit: Hit, q: Query, judge: str) -> bool:
@@ -496,6 +501,8 @@ def is_correct(hit: Hit, q: Query, judge: str) -> bool:
         return False
     if judge == "answer":
         return answer_shown(hit.shown, q.answers)
+    if judge == "chunk":
+        return answer_shown(hit.chunk, q.answers)
     if judge == "file" or not q.titles:
         return True
     if title_matches(hit.title, q.titles):
@@ -663,6 +670,13 @@ def run_ours(files: list[CorpusFile], query_sets: dict[str, list[Query]], db_pat
 
     out: dict[str, dict] = {}
     with ContentStore(db_path) as store:
+
+        def chunk(chunk_id: int) -> str:
+            row = store.connection.execute(
+                "SELECT title, content FROM chunks WHERE id = ?", (chunk_id,)
+            ).fetchone()
+            return f"{row[0]}\n{row[1]}" if row else ""
+
         t0 = time.perf_counter()
         chunks = sum(store.index_file(f.path, label=f.label).chunks for f in files)
         index_s = time.perf_counter() - t0
@@ -674,13 +688,17 @@ def run_ours(files: list[CorpusFile], query_sets: dict[str, list[Query]], db_pat
                 ms = (time.perf_counter() - t1) * 1000
                 view = store.search(q.text, limit=AGENT_LIMIT)
                 top2 = [[h.source, h.title, h.snippet] for h in view.hits]
-                seen = [[*hit, shown(q.text, h)] for hit, h in zip(top2, view.hits, strict=True)]
+                seen = [
+                    [*hit, shown(q.text, h), chunk(h.chunk_id)]
+                    for hit, h in zip(top2, view.hits, strict=True)
+                ]
                 results.append(
                     {
                         "id": q.id,
                         "ms": round(ms, 2),
                         "ranked": [
-                            [h.source, h.title, h.snippet, shown(q.text, h)] for h in res.hits
+                            [h.source, h.title, h.snippet, shown(q.text, h), chunk(h.chunk_id)]
+                            for h in res.hits
                         ],
                         "layers": [h.layer for h in res.hits],
                         "view": seen,
@@ -771,12 +789,13 @@ def _rr(rank: int | None, cutoff: int) -> float:
 
 
 def _hits(rows: list[list[str]]) -> list[Hit]:
-    """Hits from raw results: (source, title, snippet[, shown]). Without a rendered text
-    (upstream) the shown text is rebuilt in upstream's layout from its parsed reply."""
-    return [
-        Hit(r[0], r[1], r[2], r[3] if len(r) > 3 else f"--- [{r[0]}] ---\n### {r[1]}\n\n{r[2]}")
-        for r in rows
-    ]
+    """Hits from raw results: (source, title, snippet[, shown[, chunk]]). Without a rendered
+    text (upstream) the shown text is rebuilt in upstream's layout from its parsed reply."""
+    hits = []
+    for r in rows:
+        shown = r[3] if len(r) > 3 else f"--- [{r[0]}] ---\n### {r[1]}\n\n{r[2]}"
+        hits.append(Hit(r[0], r[1], r[2], shown, r[4] if len(r) > 4 else shown))
+    return hits
 
 
 def score(engine: str, queries: list[Query], results: list[dict]) -> Scored:
@@ -909,7 +928,7 @@ def print_report(set_name: str, scored: list[Scored], queries: list[Query]) -> N
     print("\n".join(answer_lines(set_name, sums)))
     print(ANSWER_NOTE)
     print()
-    print(f"{set_name}: all judgements (strict, shown, file: as in earlier runs)")
+    print(f"{set_name}: all judgements (strict, shown, file: as in earlier runs; chunk: below)")
     head = f"  {'engine':<10}{'judge':<8}{'hit@1':>7}{'hit@2':>7}{'MRR@10':>8}{'MRR@2':>7}"
     print(head + f"{'bytes/q':>9}{'n':>5}")
     for s in scored:
@@ -923,7 +942,8 @@ def print_report(set_name: str, scored: list[Scored], queries: list[Query]) -> N
             )
     print(
         "  strict = expected file, and the chunk title names the expected definition/heading;"
-        "\n  shown = that, or the snippet shows its def line; file = expected file only."
+        "\n  shown = that, or the snippet shows its def line; file = expected file only;"
+        "\n  chunk = answer anywhere in the hit's whole chunk (answer with perfect excerpts)."
         "\n  bytes/q: ours = the 2 hits in upstream's layout, upstream = its whole ctx_search"
         " reply."
     )
