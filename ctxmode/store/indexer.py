@@ -20,6 +20,8 @@ from ctxmode.store.files import (
 from ctxmode.store.store import ContentStore, DenyCheck, IndexReport
 
 BAD_NAME = "bad_name"  # the code of a file skipped because its name is not valid UTF-8
+# A run that wrote this many chunks merges the index's segments (`ContentStore.merge_index`).
+MERGE_AFTER_CHUNKS = 1000
 
 
 @dataclass(frozen=True)
@@ -122,4 +124,6 @@ def index_paths(
             run.indexed.append(store.index_file(path, source, max_bytes=max_bytes))
         except (InputError, NotFoundError) as exc:
             run.skipped.append(Problem(shown, str(exc), exc.code, explicit))
+    if sum(r.chunks for r in run.indexed if not r.unchanged) >= MERGE_AFTER_CHUNKS:
+        store.merge_index()
     return run

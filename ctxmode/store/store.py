@@ -62,6 +62,8 @@ FOLDER_BUDGET = 1000
 # A file whose mtime is this close to the moment it was read may change again within the
 # same timestamp tick (1-2 s on some file systems): its mtime is not trusted (not recorded).
 RACY_NS = 2_000_000_000
+# How long `merge_index` waits for another writer: it only saves time, it never waits long.
+MERGE_WAIT_MS = 1000
 
 DenyCheck = Callable[[str], bool]
 Notify = Callable[[str], None]
@@ -663,6 +665,38 @@ class ContentStore:
                 return True
 
         return db.retry_busy(run)
+
+    @_healing
+    def merge_index(self) -> bool:
+        """Merge the full-text indexes' segments into one each (FTS5 ``optimize``).
+
+        Every write adds a segment and FTS5 merges them only now and then, so after a
+        bulk index a term lookup reads dozens of segments: merged, searches over 100,000
+        files take about half the time. It rewrites the indexes (about a second at that
+        size) and only saves time, so a full disk, or another writer holding the database
+        for more than `MERGE_WAIT_MS`, skips it: False.
+        """
+        if self._reading_only is not None:
+            return False
+        con = self._con
+        con.execute(f"PRAGMA busy_timeout={MERGE_WAIT_MS}")  # not the 30 s a write waits
+        try:
+            con.execute("BEGIN IMMEDIATE")
+            try:
+                con.execute("INSERT INTO chunks_fts(chunks_fts) VALUES ('optimize')")
+                con.execute("INSERT INTO vocab_tri(vocab_tri) VALUES ('optimize')")
+                con.execute("COMMIT")
+            except BaseException:
+                db.rollback_quietly(con)
+                raise
+        except sqlite3.OperationalError as exc:
+            if not (db.is_busy(exc) or db.is_full(exc)):
+                raise
+            _log.info("index segments not merged: %s", exc)
+            return False
+        finally:
+            con.execute(f"PRAGMA busy_timeout={db.BUSY_TIMEOUT_MS}")
+        return True
 
     # ------------------------------------------------------------------ freshness
 

@@ -262,3 +262,55 @@ def test_the_one_file_that_is_too_big_now_is_refused_not_kept(tmp_path):
         store.index_file(path)
         with pytest.raises(InputError):
             store.index_file(path, max_bytes=10)
+
+
+# --------------------------------------------------------------------------- segments
+
+
+def _segments(store: ContentStore, table: str) -> int:
+    sql = f"SELECT count(DISTINCT segid) FROM {table}_idx"  # noqa: S608 - our table names
+    return int(store.connection.execute(sql).fetchone()[0])
+
+
+def test_a_bulk_index_merges_the_full_text_segments(tmp_path, monkeypatch):
+    monkeypatch.setattr("ctxmode.store.indexer.MERGE_AFTER_CHUNKS", FILES)
+    root = tmp_path / "tree"
+    _tree(root)
+    with ContentStore(tmp_path / "kb.db") as store:
+        for i in range(FILES):  # one write (one segment, until FTS5 merges some) per file
+            store.index_text(f"# Extra {i}\n\nspare words number {i}\n", f"extra{i}")
+        assert _segments(store, "chunks_fts") > 1
+        index_paths(store, [str(root)], project=tmp_path, cwd=tmp_path)
+        assert _segments(store, "chunks_fts") == 1
+        assert _segments(store, "vocab_tri") == 1
+        assert [h.source for h in store.search("word7x").hits] == ["tree/note007.md"]
+        assert store.search("spare", limit=100).hits  # what was there before is kept
+
+
+def test_a_small_or_unchanged_index_run_leaves_the_segments_alone(tmp_path, monkeypatch):
+    monkeypatch.setattr("ctxmode.store.indexer.MERGE_AFTER_CHUNKS", FILES + 1)
+    root = tmp_path / "tree"
+    _tree(root)
+    with ContentStore(tmp_path / "kb.db") as store:
+        index_paths(store, [str(root)], project=tmp_path, cwd=tmp_path)
+        before = _segments(store, "chunks_fts")
+        assert before > 1
+        monkeypatch.setattr("ctxmode.store.indexer.MERGE_AFTER_CHUNKS", 1)
+        index_paths(store, [str(root)], project=tmp_path, cwd=tmp_path)  # all unchanged
+        assert _segments(store, "chunks_fts") == before
+
+
+def test_merging_skips_a_database_another_process_is_writing(tmp_path):
+    import sqlite3
+
+    with ContentStore(tmp_path / "kb.db") as store:
+        store.index_text("# A\n\nsome words\n", "a")
+        other = sqlite3.connect(tmp_path / "kb.db", timeout=0)
+        other.execute("BEGIN IMMEDIATE")
+        try:
+            assert store.merge_index() is False
+        finally:
+            other.rollback()
+            other.close()
+        assert store.merge_index() is True
+        assert store.search("words").hits
