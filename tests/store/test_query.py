@@ -177,3 +177,18 @@ def test_british_and_american_spellings_match_each_other(word, other) -> None:
 def test_words_with_look_alike_endings_get_no_spelling_variant(word) -> None:
     (term,) = q.parse_query(word).terms
     assert term.synonyms == SYNONYMS.get(word, ())
+
+
+def test_the_thesaurus_file_holds_groups_of_plain_lowercase_words() -> None:
+    from pathlib import Path
+
+    import ctxmode.store.thesaurus as thesaurus
+
+    lines = Path(thesaurus.__file__).with_name("thesaurus.txt").read_text("utf-8").splitlines()
+    groups = [line.split() for line in lines if line.strip() and not line.startswith("#")]
+    assert len(groups) > 900
+    for words in groups:
+        assert len(words) >= 2, words
+        assert all(re.fullmatch(r"[a-z][a-z0-9]*", w) for w in words), words
+    assert "verbose" in thesaurus.related("chatty")
+    assert "temperature" in thesaurus.related("hot")
