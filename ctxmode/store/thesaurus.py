@@ -6,7 +6,7 @@ holds general programming vocabulary used interchangeably; a word of a question 
 expanded to the other words of its groups (`related`). Unlike `text.SYNONYMS`, which every
 query matches at full weight, these expansions apply only to the rare terms of a question
 in words (`query.is_question`) that no chunk answers with all of its words
-(`ContentStore._related_words`), and weigh below the words as written
+(`retrieval.Retrieval._related_words`), and weigh below the words as written
 (`ranking.W_RELATED`), so keyword, identifier, error and typo queries are unaffected and a
 chunk using the question's own words still outranks one using only a related word. The
 groups live in ``thesaurus.txt`` beside this module (read on the first lookup), written as
