@@ -98,7 +98,7 @@ _SPELLING_STEM = 3  # letters before the suffix, at least (rise, wise, pour stay
 
 
 def spelling_variant(word: str) -> str | None:
-    """The other spelling of `word` (British to American, and back for -ize/-yze/-er
+    """The other spelling of `word` (British to American, and back for the -ize and -yze
     endings an American may write for a British text), or None."""
     for british, american in _LONGEST_FIRST:
         if word.endswith(british) and len(word) - len(british) >= _SPELLING_STEM:
