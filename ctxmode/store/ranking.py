@@ -26,6 +26,9 @@ W_NAME = 0.8
 W_PLACE = 0.3
 W_PARENT = 0.5  # a name the title's enclosing definition defines (class A > def b: a)
 W_RESOLVED = 1.5
+# A short query naming a file and a definition in it, as words (see `Scorer.score`).
+W_MODULE_NAME = 0.75
+MODULE_TERMS_MAX = 3
 W_LITERAL = 0.5
 W_REFERENCE = 0.3
 W_PHRASE = 1.0
@@ -46,8 +49,10 @@ W_PRIVATE = 0.3
 # share of its weight; in full when no chunk holds the term itself.
 W_RELATED = 0.5
 _COUNT_MAX = 20  # occurrences of a term worth counting (they saturate)
+_RUN_MAX = 4  # consecutive terms that may spell one name
 _DEFINED = re.compile(r"\b(?:def|class|function|fn|func|method)\s+([\w$]+)")
 _LABEL_SPLIT = re.compile(r"[^\w]+|_")
+_PLAIN = re.compile(r"[\w ]+")
 
 
 class Scorer:
@@ -99,6 +104,8 @@ class Scorer:
         # In a pasted message the reference (json.decoder.JSONDecodeError) is context; the
         # chunk producing the message is the answer, so resolving it counts for less.
         self.resolve_weight = W_RESOLVED if len(self.terms) <= 3 else W_RESOLVED / 2
+        # Words and identifiers only (`textwrap dedent`), not a message (`--- Logging error`).
+        self.plain = _PLAIN.fullmatch(parsed.raw.strip()) is not None
 
     def _telling_terms(self, content: str, lowered: str, title: str, titled: list[bool]) -> float:
         """What the rare terms of a query of several words say about a chunk.
@@ -152,7 +159,7 @@ class Scorer:
         title = title.lower()
         # A term naming the file (textwrap in textwrap.dedent) is present by location.
         place = set(_LABEL_SPLIT.split(label.lower()))
-        in_place = [t.text in place for t in terms]
+        in_place = [t.text in place or self.corrections.get(t.text) in place for t in terms]
         weights = self.weights
         coverage = sum(
             w
@@ -179,6 +186,14 @@ class Scorer:
             if references:
                 resolved = sum(_resolves(ref, names, place) for ref in references)
                 score += self.resolve_weight * resolved / len(references)
+            elif self.plain and len(terms) <= MODULE_TERMS_MAX and any(in_place):
+                # `textwrap dedent` as written for `textwrap.dedent`: one term names the
+                # file, another the definition this chunk makes.
+                words = [self.corrections.get(t.text, t.text) for t in terms]
+                if any(
+                    w in own and not located for w, located in zip(words, in_place, strict=True)
+                ):
+                    score += W_MODULE_NAME
         if self.literals:
             found = sum(1 for lit in self.literals if lit in content)
             score += W_LITERAL * found / len(self.literals)
@@ -211,15 +226,24 @@ def _name_match(
     extra: dict[str, tuple[str, ...]],
     corrections: dict[str, str],
 ) -> float:
-    """How many terms a chunk's title defines: exactly (or its typo correction), or, for
-    a fragment, as the start of a name (``copytr`` → ``def copytree``, not ``_copytree``)."""
-    units = 0.0
-    for term in terms:
-        if term.text in names or corrections.get(term.text) in names:
-            units += 1.0
+    """How many terms a chunk's title defines: exactly (or its typo correction), as a
+    run of consecutive terms spelling one name (``temporary directory`` → ``class
+    TemporaryDirectory``, ``ip network`` → ``def ip_network``), or, for a fragment, as the
+    start of a name (``copytr`` → ``def copytree``, not ``_copytree``)."""
+    units = [0.0] * len(terms)
+    words = [corrections.get(t.text, t.text) for t in terms]
+    for k, term in enumerate(terms):
+        if term.text in names or words[k] in names:
+            units[k] = 1.0
         elif term.text in extra and any(name.startswith(term.text) for name in names):
-            units += 0.6
-    return units
+            units[k] = 0.6
+    if len(terms) > 1:
+        joined = {name.replace("_", "") for name in names}
+        for start in range(len(terms) - 1):
+            for end in range(start + 2, min(len(terms), start + _RUN_MAX) + 1):
+                if "".join(words[start:end]).replace("_", "") in joined:
+                    units[start:end] = [1.0] * (end - start)
+    return sum(units)
 
 
 def _resolves(reference: str, names: set[str], place: set[str]) -> float:

@@ -23,6 +23,9 @@ RRF_K = 60
 FETCH_MIN = 30
 PARTIAL_BELOW = 10
 RELATED_RARE = 100  # a question's term in at most 1 chunk in this many is expanded
+# A short query's term that may name a file (see `run`): its length, and the query's.
+LOCATED_MIN_CHARS = 4
+LOCATED_MAX_TERMS = 3
 
 
 @dataclass(frozen=True)
@@ -30,7 +33,7 @@ class SearchHit:
     source: str
     title: str
     content_type: str
-    layer: str  # "phrase" | "all-terms" | "any-term" | "substring" | "fuzzy" | "related"
+    layer: str  # phrase, all-terms, any-term, substring, fuzzy, located or related
     score: float
     snippet: str
     chunk_id: int
@@ -127,7 +130,8 @@ class Retrieval:
 
         extra: dict[str, tuple[str, ...]] = {}
         corrections: dict[str, str] = {}
-        groups: list[str] = []
+        groups: list[str] = []  # each term, its expansions or its correction
+        corrected: list[str] = []  # each term, its correction (not its expansions)
         expanded = False
         for term in parsed.terms:
             alternatives = [term.fts]
@@ -153,12 +157,23 @@ class Retrieval:
                     extra[term.text] = tuple(words)
                     alternatives += [q.quote_phrase(" ".join(WORD.findall(w))) for w in words]
             groups.append(q.group_expr(alternatives))
+            corrected.append(groups[-1] if term.text in corrections else term.fts)
         if expanded:
             layer = "fuzzy" if corrections else "substring"
             found = self.ranked(q.and_expr(groups), *args)
             if not found and len(groups) > 1:
                 found = self.ranked(q.or_expr(groups), *args)
             lists.append((layer, found))
+        # A term naming a file (`ipaddress` in `ipaddress ip_network`): code defines a
+        # name without its module's name, so the other terms are also looked for in the
+        # sources whose label holds that term.
+        if thin and source is None and 1 < len(groups) <= LOCATED_MAX_TERMS:
+            for k, term in enumerate(parsed.terms):
+                where = corrections.get(term.text, term.text)
+                if term.cjk or len(where) < LOCATED_MIN_CHARS or where in QUERY_NOISE:
+                    continue
+                others = q.and_expr(corrected[:k] + corrected[k + 1 :])
+                lists.append(("located", self.ranked(others, fetch, where, content_type, False)))
         # A question in other words than its answer's: its rare words also match their
         # related words (`thesaurus`), when no chunk holds all of its words.
         related = {} if everything else self._related_words(parsed)

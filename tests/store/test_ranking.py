@@ -198,3 +198,39 @@ def test_a_name_finds_its_definition_before_the_definitions_nested_in_it() -> No
     own = scorer.score(1.0, "collections.py", "def namedtuple", body, "code")
     nested = scorer.score(1.0, "collections.py", "def namedtuple > def __repr__", body, "code")
     assert own > nested
+
+
+def test_consecutive_words_spelling_one_name_find_its_definition() -> None:
+    scorer = Scorer(q.parse_query("temporary directory"), {}, {})
+    body = "    '''A temporary directory, removed on exit.'''\n    return make()\n"
+    own = scorer.score(1.0, "tempfile.py", "class TemporaryDirectory", body, "code")
+    decoy = scorer.score(1.0, "tempfile.py", "def temporary_directory_path", body, "code")
+    assert own > decoy
+
+
+def test_a_word_naming_the_file_finds_a_definition_that_never_says_it(store) -> None:
+    steps = "".join(f"    step_{i} = check(address, {i})\n" for i in range(40))
+    store.index_text(
+        "def ip_network(address, strict=True):\n"
+        '    """Take an IP string and return a network object."""\n'
+        f"{steps}    return IPv4Network(address, strict)\n\n\n"
+        "class IPv4Network:\n"
+        '    """Built by ipaddress.ip_network, the factory."""\n' + steps.replace("step_", "part_"),
+        "lib/ipaddress.py",
+    )
+    hits = store.search("ipadress ip_netwrok", limit=3).hits  # both misspelt
+    assert (hits[0].source, hits[0].title) == ("lib/ipaddress.py", "def ip_network")
+
+
+def test_a_module_and_a_name_as_words_find_the_definition_not_a_usage(store) -> None:
+    store.index_text(
+        "def dedent(text):\n    '''Remove any common leading whitespace.'''\n"
+        "    return _strip(text)\n",
+        "lib/textwrap.py",
+    )
+    store.index_text(
+        "import textwrap\n\n\ndef banner(text):\n    return textwrap.dedent(text).strip()\n",
+        "lib/banner.py",
+    )
+    assert _first(store, "textwrap dedent") == ("lib/textwrap.py", "def dedent")
+    assert _first(store, "textwrap dedetn") == ("lib/textwrap.py", "def dedent")  # a typo
