@@ -192,20 +192,20 @@ def test_an_identifier_query_is_not_expanded_to_related_words(store: ContentStor
     assert all(h.layer != "related" for h in store.search("remove folder path", limit=5).hits)
 
 
-def test_a_name_finds_its_definition_before_the_definitions_nested_in_it() -> None:
-    scorer = Scorer(q.parse_query("namedtuple"), {}, {})
-    body = "    result = namedtuple_helper(fields)\n    return result\n"
-    own = scorer.score(1.0, "collections.py", "def namedtuple", body, "code")
-    nested = scorer.score(1.0, "collections.py", "def namedtuple > def __repr__", body, "code")
-    assert own > nested
-
-
-def test_consecutive_words_spelling_one_name_find_its_definition() -> None:
-    scorer = Scorer(q.parse_query("temporary directory"), {}, {})
-    body = "    '''A temporary directory, removed on exit.'''\n    return make()\n"
-    own = scorer.score(1.0, "tempfile.py", "class TemporaryDirectory", body, "code")
-    decoy = scorer.score(1.0, "tempfile.py", "def temporary_directory_path", body, "code")
-    assert own > decoy
+@pytest.mark.parametrize(
+    ("query", "own", "decoy"),
+    [
+        # a name's own definition before the definitions nested in it
+        ("namedtuple", "def namedtuple", "def namedtuple > def __repr__"),
+        # consecutive words spelling one name
+        ("temporary directory", "class TemporaryDirectory", "def temporary_directory_path"),
+    ],
+)
+def test_the_title_defining_the_name_asked_for_wins(query, own, decoy) -> None:
+    scorer = Scorer(q.parse_query(query), {}, {})
+    body = '    """A temporary directory, a namedtuple."""\n    return make()\n'
+    mine = scorer.score(1.0, "lib.py", own, body, "code")
+    assert mine > scorer.score(1.0, "lib.py", decoy, body, "code")
 
 
 def test_a_word_naming_the_file_finds_a_definition_that_never_says_it(store) -> None:
