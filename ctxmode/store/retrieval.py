@@ -164,16 +164,11 @@ class Retrieval:
             if not found and len(groups) > 1:
                 found = self.ranked(q.or_expr(groups), *args)
             lists.append((layer, found))
-        # A term naming a file (`ipaddress` in `ipaddress ip_network`): code defines a
-        # name without its module's name, so the other terms are also looked for in the
-        # sources whose label holds that term.
-        if thin and source is None and 1 < len(groups) <= LOCATED_MAX_TERMS:
-            for k, term in enumerate(parsed.terms):
-                where = corrections.get(term.text, term.text)
-                if term.cjk or len(where) < LOCATED_MIN_CHARS or where in QUERY_NOISE:
-                    continue
-                others = q.and_expr(corrected[:k] + corrected[k + 1 :])
-                lists.append(("located", self.ranked(others, fetch, where, content_type, False)))
+        if source is None:
+            located = self._located(parsed, corrected, corrections, thin)
+            lists += [
+                ("located", self.ranked(e, fetch, w, content_type, False)) for e, w in located
+            ]
         # A question in other words than its answer's: its rare words also match their
         # related words (`thesaurus`), when no chunk holds all of its words.
         related = {} if everything else self._related_words(parsed)
@@ -209,6 +204,38 @@ class Retrieval:
             related,
         )
         return hits, corrections
+
+    def _located(
+        self,
+        parsed: q.ParsedQuery,
+        corrected: list[str],
+        corrections: dict[str, str],
+        thin: bool,
+    ) -> list[tuple[str, str]]:
+        """(expression, file word) pairs: what to look for within the sources whose label
+        holds the word. Code defines a name without its module's name: `functools.lru_cache`
+        is `def lru_cache` in functools.py, and a short query whose words no chunk holds
+        together (`ipaddress ip_network`) may name a file with one of them."""
+        pairs: list[tuple[str, str]] = []
+        if len(corrected) > LOCATED_MAX_TERMS:  # a pasted message: its text is the answer
+            return pairs
+        for reference in parsed.references:
+            *qualifiers, name = (p for p in q.reference_parts(reference) if p)
+            words = WORD.findall(name)
+            if not qualifiers or not words:
+                continue
+            pairs += [
+                (q.quote_phrase(" ".join(words)), where)
+                for where in qualifiers
+                if len(where) >= LOCATED_MIN_CHARS
+            ]
+        if thin and not pairs and len(corrected) > 1:
+            for k, term in enumerate(parsed.terms):
+                where = corrections.get(term.text, term.text)
+                if term.cjk or len(where) < LOCATED_MIN_CHARS or where in QUERY_NOISE:
+                    continue
+                pairs.append((q.and_expr(corrected[:k] + corrected[k + 1 :]), where))
+        return pairs
 
     def _related_words(self, parsed: q.ParsedQuery) -> dict[str, tuple[str, ...]]:
         """The related words of a question's rare terms (in at most 1 chunk in

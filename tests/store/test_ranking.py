@@ -234,3 +234,19 @@ def test_a_module_and_a_name_as_words_find_the_definition_not_a_usage(store) -> 
     )
     assert _first(store, "textwrap dedent") == ("lib/textwrap.py", "def dedent")
     assert _first(store, "textwrap dedetn") == ("lib/textwrap.py", "def dedent")  # a typo
+
+
+def test_a_dotted_reference_finds_a_definition_that_never_names_its_module(store) -> None:
+    store.index_text(
+        "def lru_cache(maxsize=128, typed=False):\n"
+        '    """Least-recently-used cache decorator."""\n'
+        "    return decorating_function\n",
+        "lib/functools.py",
+    )
+    for i in range(15):  # enough usages that the words together are not thin
+        store.index_text(
+            f"import functools\n\n\n@functools.lru_cache\ndef load_{i}(key):\n"
+            f"    return read(key, {i})\n",
+            f"app/use{i}.py",
+        )
+    assert _first(store, "functools.lru_cache") == ("lib/functools.py", "def lru_cache")
