@@ -1,8 +1,9 @@
 """Search over one knowledge base connection: ranked FTS5 lists, fused, then reranked.
 
 Ranked lists (the query's phrases, all of its terms, any of them, substrings of known
-words, typo corrections against the vocabulary, and for a question in words its rare
-terms' related words) are fused by reciprocal rank, then each candidate is scored by how
+words, typo corrections against the vocabulary, a short query's words within the files one
+of them names, and for a question in words its rare terms' related words) are fused by
+reciprocal rank, then each candidate is scored by how
 well it answers the query (`ranking`), and shows the lines that best cover the query
 (`excerpt`). Freshness (which hits may be served at all) is the store's job.
 """
