@@ -229,3 +229,17 @@ def test_a_failed_write_reports_its_own_error_not_the_rollback_sqlite_already_di
         assert con.execute("SELECT count(*) FROM t").fetchone()[0] == 0
     finally:
         con.close()
+
+
+def test_merging_the_index_on_a_full_disk_is_skipped_and_loses_nothing(small_disk):
+    path = small_disk / "kb.db"
+    with ContentStore(path) as store:
+        for i in range(10):  # one segment each, until FTS5 merges some
+            store.index_text(f"# Note {i}\n\nthe ibex number {i} was here\n", f"note{i}")
+        filler = fill(small_disk)
+        assert store.merge_index() is False
+        assert len(store.search("ibex", limit=50).hits) == 10
+        filler.unlink()
+        assert store.merge_index() is True
+        assert len(store.search("ibex", limit=50).hits) == 10
+    assert set_aside_copies(path) == []
