@@ -221,10 +221,11 @@ class Retrieval:
         if len(corrected) > LOCATED_MAX_TERMS:  # a pasted message: its text is the answer
             return pairs
         for reference in parsed.references:
-            *qualifiers, name = (p for p in q.reference_parts(reference) if p)
-            words = WORD.findall(name)
-            if not qualifiers or not words:
+            parts = [p for p in q.reference_parts(reference) if p]
+            words = WORD.findall(parts[-1]) if len(parts) > 1 else []
+            if not words:
                 continue
+            qualifiers = parts[:-1]
             pairs += [
                 (q.quote_phrase(" ".join(words)), where)
                 for where in qualifiers

@@ -341,6 +341,9 @@ HOSTILE = {
     "stopwords only": "the and for with this",
     "sql injection": "'; DROP TABLE sources; --",
     "backslashes": "C:\\Users\\me\\tapir",
+    "empty reference parts": "a..b ...tapir tapir. x._",
+    "like wildcards in a file word": "tap%r zoo_ tapir",
+    "long dotted reference": "zoo.tapir.herbivore.large.pig",
 }
 
 
