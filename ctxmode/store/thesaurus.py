@@ -15,6 +15,7 @@ file says how).
 """
 
 import functools
+import logging
 from pathlib import Path
 
 from ctxmode.store.text import SYNONYMS
@@ -27,7 +28,12 @@ MAX_RELATED = 8  # words a term is expanded to, at most
 @functools.cache
 def _table() -> dict[str, tuple[str, ...]]:
     table: dict[str, list[str]] = {}
-    for line in _GROUPS.read_text(encoding="utf-8").splitlines():
+    try:
+        text = _GROUPS.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:  # an install without its data: no expansions
+        logging.getLogger("ctxmode.store").warning("developer thesaurus not read: %s", exc)
+        return {}
+    for line in text.splitlines():
         words = line.split()
         if not words or words[0].startswith("#"):
             continue

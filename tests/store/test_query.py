@@ -192,3 +192,15 @@ def test_the_thesaurus_file_holds_groups_of_plain_lowercase_words() -> None:
         assert all(re.fullmatch(r"[a-z][a-z0-9]*", w) for w in words), words
     assert "verbose" in thesaurus.related("chatty")
     assert "temperature" in thesaurus.related("hot")
+
+
+def test_a_missing_thesaurus_file_means_no_related_words_not_a_crash(monkeypatch, tmp_path):
+    import ctxmode.store.thesaurus as thesaurus
+
+    monkeypatch.setattr(thesaurus, "_GROUPS", tmp_path / "absent.txt")
+    thesaurus._table.cache_clear()
+    try:
+        assert thesaurus.related("chatty") == ()
+        assert q.related_words(q.parse_query("make the output less chatty please")) == {}
+    finally:
+        thesaurus._table.cache_clear()
