@@ -179,7 +179,10 @@ class Scorer:
         score += W_PLACE * sum(in_place) / len(terms)
         names = q.definition_names(title)
         if names:
-            own = q.definition_names(title.rsplit(">", 1)[-1])
+            # The innermost definition of each one the title lists (`class A > def b, def c`).
+            own = set().union(
+                *(q.definition_names(part.rsplit(">", 1)[-1]) for part in title.split(", "))
+            )
             matched = _name_match(terms, own, self.extra, self.corrections)
             matched += W_PARENT * _name_match(terms, names - own, self.extra, self.corrections)
             score += W_NAME * matched / len(terms)

@@ -199,6 +199,12 @@ def test_an_identifier_query_is_not_expanded_to_related_words(store: ContentStor
         ("namedtuple", "def namedtuple", "def namedtuple > def __repr__"),
         # consecutive words spelling one name
         ("temporary directory", "class TemporaryDirectory", "def temporary_directory_path"),
+        # a title listing several definitions defines each of them
+        (
+            "getstate",
+            "class Random > def getstate, class Random > def setstate",
+            "class Random > def getstate > def helper",
+        ),
     ],
 )
 def test_the_title_defining_the_name_asked_for_wins(query, own, decoy) -> None:
