@@ -95,12 +95,7 @@ def main() -> int:
         compacted = scenario.new_resume_blocks(segs.get("run4", []), compact_at)
         snapshots = [e for e in events if e.get("type") in ("snapshot", "resume_snapshot")]
         results += [
-            scenario.check_exits(run.runs),
-            scenario.check_mcp_tools(run1),
-            scenario.check_redirect(run1, "bash"),
-            *scenario.check_results(run1),
-            scenario.check_write(run1, os.path.join(proj, "notes.txt")),
-            scenario.check_events(events),
+            *scenario.first_run_checks(run, run1, "bash", events),
             check_events_hooks(events, None),
             scenario.Result(
                 "resume",

@@ -263,12 +263,7 @@ def main() -> int:
         }
         run1 = segs.get("run1", [])
         results += [
-            scenario.check_exits(run.runs),
-            scenario.check_mcp_tools(run1),
-            scenario.check_redirect(run1, "exec"),
-            *scenario.check_results(run1),
-            scenario.check_write(run1, os.path.join(proj, "notes.txt")),
-            scenario.check_events(events),
+            *scenario.first_run_checks(run, run1, "exec", events),
             check_resume(segs.get("run2", []), run2["start"]),
             check_compaction(segs.get("run3", []), run3, events),
             scenario.check_guidance_once(segs),

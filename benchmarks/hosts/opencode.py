@@ -116,12 +116,7 @@ def drive(
         segs = run.requests()
         run1 = segs.get("run1", [])
         results += [
-            scenario.check_exits(run.runs),
-            scenario.check_mcp_tools(run1),
-            scenario.check_redirect(run1, shell_tool(run1)),
-            *scenario.check_results(run1),
-            scenario.check_write(run1, os.path.join(proj, "notes.txt")),
-            scenario.check_events(events),
+            *scenario.first_run_checks(run, run1, shell_tool(run1), events),
             scenario.check_continue(segs.get("run2", []), events),
             check_compaction(run, [*segs.get("run3", []), *segs.get("run4", [])], events),
             scenario.check_guidance_once(segs),

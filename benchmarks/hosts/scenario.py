@@ -722,6 +722,22 @@ def check_exits(runs: Sequence[Mapping[str, Any]]) -> Result:
     return Result("host-exit", not bad, "; ".join(bad) or f"{len(runs)} invocations exited 0")
 
 
+def first_run_checks(
+    run: Run, run1: Sequence[Mapping[str, Any]], shell: str, events: Sequence[Mapping[str, Any]]
+) -> list[Result]:
+    """What every host's first run must show: all invocations exited 0, the ctx_* tools
+    listed, the shell tool (`shell`, as the host names it) redirected, every ctx_* result,
+    the project file written, and the hook events recorded."""
+    return [
+        check_exits(run.runs),
+        check_mcp_tools(run1),
+        check_redirect(run1, shell),
+        *check_results(run1),
+        check_write(run1, os.path.join(run.d["proj"], "notes.txt")),
+        check_events(events),
+    ]
+
+
 def epoch(stamp: str | None) -> float | None:
     try:
         return (
