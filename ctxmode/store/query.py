@@ -247,7 +247,20 @@ def _starts_word(text: str, at: int) -> bool:
     return here.isupper() and before.isupper() and text[at + 1 : at + 2].islower()
 
 
-class WordPattern:
+class _Positions:
+    """What both kinds of pattern offer besides `positions`."""
+
+    __slots__ = ()
+
+    def positions(self, text: str, lowered: str | None = None, most: int = 0) -> list[int]:
+        raise NotImplementedError
+
+    def first(self, text: str, lowered: str | None = None) -> int | None:
+        found = self.positions(text, lowered, 1)
+        return found[0] if found else None
+
+
+class WordPattern(_Positions):
     """Words found where a word, or a camelCase / snake_case part of one, starts: ``size``
     in ``get_terminal_size`` and ``getTerminalSize``, not in ``oversize``. Case-insensitive
     for the words, case-aware for the boundary. Words (and their stems, which are
@@ -325,16 +338,12 @@ class WordPattern:
                     break
         return out
 
-    def first(self, text: str, lowered: str | None = None) -> int | None:
-        found = self.positions(text, lowered, 1)
-        return found[0] if found else None
-
 
 _FOUND_MAX = 200
 _JOINED = re.compile(r"[^\W_]+[\W_]{0,3}")
 
 
-class PairPattern:
+class PairPattern(_Positions):
     """Two words written next to each other, in order, at most three separators apart
     (``logging error`` in ``--- Logging error ---``, ``temporary directory`` in
     ``TemporaryDirectory``)."""
@@ -357,10 +366,6 @@ class PairPattern:
                     if len(out) == most:
                         break
         return out
-
-    def first(self, text: str, lowered: str | None = None) -> int | None:
-        found = self.positions(text, lowered, 1)
-        return found[0] if found else None
 
     def whole_word(self, text: str, at: int) -> bool:
         return True

@@ -66,6 +66,8 @@ RACY_NS = 2_000_000_000
 MERGE_WAIT_MS = 1000
 
 DenyCheck = Callable[[str], bool]
+# What `Retrieval.run` is given: query, limit, source, content type, exact source, snippet size.
+_SearchArgs = tuple[str, int, str | None, str | None, bool, int]
 Notify = Callable[[str], None]
 
 _log = logging.getLogger("ctxmode.store")
@@ -883,19 +885,19 @@ class ContentStore:
         (up to `STALE_ROUNDS` times, then such hits are left out). A rolling window of
         other sources is checked first (see `_sweep`, `sweep_interval`).
         """
-        run = (query, limit, source, content_type, exact_source, snippet_chars)
+        run: _SearchArgs = (query, limit, source, content_type, exact_source, snippet_chars)
         report = RefreshReport()
         if not refresh:
-            return self._search(*run, report)
+            return self._search(run, report)
         if time.monotonic() - self._last_sweep >= self.sweep_interval:
             self._sweep(report)
             self._last_sweep = time.monotonic()
         seen = _Checked()
         for _ in range(STALE_ROUNDS):
-            result = self._search(*run, report)
+            result = self._search(run, report)
             if not self._check_hits(result.hits, report, seen):
                 return result
-        result = self._search(*run, report)
+        result = self._search(run, report)
         stale = self._check_hits(result.hits, report, seen)
         if not stale:
             return result
@@ -932,23 +934,11 @@ class ContentStore:
             mine.extend(label for label in theirs if label not in mine)  # the sweep's too
         return {*found.refreshed, *found.dropped, *found.denied}
 
-    def _search(
-        self,
-        query: str,
-        limit: int,
-        source: str | None,
-        content_type: str | None,
-        exact_source: bool,
-        snippet_chars: int,
-        report: RefreshReport,
-    ) -> SearchResult:
+    def _search(self, run: _SearchArgs, report: RefreshReport) -> SearchResult:
         # Sources whose file a Read rule now denies are neither re-read nor served.
-        hidden = frozenset(report.denied)
         retrieval = Retrieval(self._con, self._vocabulary, self._weights)
-        hits, corrections = retrieval.run(
-            query, limit, source, content_type, exact_source, snippet_chars, hidden
-        )
-        return SearchResult(query, hits, corrections, report)
+        hits, corrections = retrieval.run(*run, hidden=frozenset(report.denied))
+        return SearchResult(run[0], hits, corrections, report)
 
     # ------------------------------------------------------------------ terms
 
