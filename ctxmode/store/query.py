@@ -220,6 +220,15 @@ def stems(word: str) -> set[str]:
     out = {word}
     if len(word) > 6:
         out.add(word[: max(4, len(word) - 3)])  # connection → connect
+    base = base_form(word)
+    if base:
+        out.add(base)
+    return out
+
+
+def base_form(word: str) -> str | None:
+    """`word` without its inflection's suffix (``stopped`` → ``stop``, ``caches`` →
+    ``cach``), or None when it has none."""
     for suffix, keep in (("ies", 3), ("ing", 4), ("ed", 3), ("es", 3), ("ly", 4), ("s", 3)):
         if word.endswith(suffix) and len(word) - len(suffix) >= keep:
             if suffix == "s" and word[-2] in "su":  # class, status
@@ -229,9 +238,8 @@ def stems(word: str) -> set[str]:
             stem = word[: -len(suffix)]
             if suffix in ("ing", "ed") and len(stem) > 3 and stem[-1] == stem[-2]:
                 stem = stem[:-1]  # stopped → stop, running → run
-            out.add(stem)
-            break
-    return out
+            return stem
+    return None
 
 
 def _starts_word(text: str, at: int) -> bool:

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 
 from ctxmode import db
 from ctxmode.store import query as q
+from ctxmode.store import thesaurus
 from ctxmode.store.excerpt import excerpt
 from ctxmode.store.ranking import Scorer
 from ctxmode.store.text import QUERY_NOISE, STOPWORDS, WORD
@@ -143,11 +144,7 @@ class Retrieval:
                 and (thin or not self.vocabulary.known(term.text))
             ):
                 words = self.vocabulary.expansions(term.text)
-                if (
-                    not words
-                    and not self.vocabulary.known(term.text)
-                    and term.text not in STOPWORDS
-                ):
+                if not words and self._typo(term.text):
                     fixed = self.vocabulary.correct(term.text)
                     # tokens → token is stemming's job, not a typo
                     if fixed and not (fixed.startswith(term.text) or term.text.startswith(fixed)):
@@ -205,6 +202,15 @@ class Retrieval:
             related,
         )
         return hits, corrections
+
+    def _typo(self, word: str) -> bool:
+        """`word` is no word the knowledge base or the thesaurus knows: not one of its
+        words, an inflection of one (`dropping` is not `cropping`), a stopword or a word
+        with related words (`beep` is not `deep`)."""
+        if word in STOPWORDS or self.vocabulary.known(word) or thesaurus.related(word):
+            return False
+        base = q.base_form(word)
+        return not (base and self.vocabulary.known(base))
 
     def _located(
         self,

@@ -184,6 +184,28 @@ def test_a_question_in_other_words_finds_the_related_words_chunk(store: ContentS
     assert _first(store, "make the terminal beep for the user") == ("lib/console.py", "def ring")
 
 
+def test_a_word_the_thesaurus_knows_is_not_corrected_as_a_typo(store: ContentStore) -> None:
+    # `beep` is one edit from `deep`, which the knowledge base holds; it is a word, not a typo.
+    _background(store)
+    store.index_text("def copy_tree(node):\n    '''Make a deep copy of the tree.'''\n", "lib/t.py")
+    store.index_text(
+        "def ring(console):\n    '''Play the bell sound of the terminal.'''\n", "lib/console.py"
+    )
+    result = store.search("make the terminal beep for the user")
+    assert result.corrections == {}
+    assert (result.hits[0].source, result.hits[0].title) == ("lib/console.py", "def ring")
+    assert store.search("deeep").corrections == {"deeep": "deep"}
+
+
+def test_an_inflection_of_a_known_word_is_not_corrected_as_a_typo(store: ContentStore) -> None:
+    # `dropping` is one edit from `cropping`; it is `drop`, which porter stemming matches.
+    store.index_text("def drop(rows):\n    '''Drop the given rows.'''\n", "lib/rows.py")
+    store.index_text("cropping photos is covered elsewhere\n", "notes")
+    result = store.search("dropping")
+    assert result.corrections == {}
+    assert [h.source for h in result.hits] == ["lib/rows.py"]
+
+
 def test_an_identifier_query_is_not_expanded_to_related_words(store: ContentStore) -> None:
     store.index_text("def remove_folder(path):\n    shutil.rmtree(path)\n", "lib/a.py")
     store.index_text("def erase_directory(path):\n    shutil.rmtree(path)\n", "lib/b.py")
