@@ -131,9 +131,24 @@ def envelope(
     }
 
 
+JSON_WRITE_CHARS = 1 << 16  # the indented encoder's pieces are written in batches this big
+
+
 def emit_json(data: Any, *, exit_code: int = 0, errors: list[dict[str, str]] | None = None) -> None:
+    """Write the envelope as it is encoded: joining the encoder's pieces first held millions
+    of small strings at once for a large result (`index --json` of 100,000 files: +120 MB)."""
     doc = envelope(mode.command, data, exit_code=exit_code, errors=errors)
-    sys.stdout.write(json.dumps(doc, ensure_ascii=False, indent=2) + "\n")
+    batch: list[str] = []
+    size = 0
+    for piece in json.JSONEncoder(ensure_ascii=False, indent=2).iterencode(doc):
+        batch.append(piece)
+        size += len(piece)
+        if size >= JSON_WRITE_CHARS:
+            sys.stdout.write("".join(batch))
+            batch.clear()
+            size = 0
+    batch.append("\n")
+    sys.stdout.write("".join(batch))
     sys.stdout.flush()
 
 

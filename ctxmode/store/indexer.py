@@ -105,10 +105,13 @@ def index_paths(
     run = IndexRun()
     targets = _targets(names, cwd, include_hidden, run)
     single = len(targets) == 1 and targets[0][1] is None
-    for n, (path, base, explicit) in enumerate(targets, 1):
+    total = len(targets)
+    targets.reverse()  # popped as they are indexed: a large tree's paths are not all kept
+    while targets:
+        path, base, explicit = targets.pop()
         shown = printable_path(label_for(path, project, None, None))
         if progress:
-            progress(n, len(targets), shown)
+            progress(total - len(targets), total, shown)
         if printable_path(path) != str(path):
             message = f"skipping {shown}: its name is not valid UTF-8"
             run.skipped.append(Problem(shown, message, BAD_NAME, explicit))

@@ -2,6 +2,7 @@
 output is never wrapped."""
 
 import io
+import json
 
 import pytest
 from rich.console import Console
@@ -94,3 +95,15 @@ def test_counts_are_pluralised(count, noun, expected):
     assert plural(count, noun) == expected
     assert plural(1_204, "file") == "1,204 files"
     assert plural(2, "match", "matches") == "2 matches"
+
+
+def test_json_written_in_batches_is_what_one_dump_writes(capsys, monkeypatch) -> None:
+    # a result many batches long, with text that is not ASCII, split anywhere
+    monkeypatch.setattr(output, "JSON_WRITE_CHARS", 50)
+    monkeypatch.setattr(output.mode, "command", ["index"])
+    data = {"indexed": [{"label": f"docs/数据库-{n}.md", "chunks": n} for n in range(300)]}
+    output.emit_json(data, exit_code=2, errors=[{"code": "x", "message": "ünïcode"}])
+    doc = output.envelope(
+        ["index"], data, exit_code=2, errors=[{"code": "x", "message": "ünïcode"}]
+    )
+    assert capsys.readouterr().out == json.dumps(doc, ensure_ascii=False, indent=2) + "\n"

@@ -314,3 +314,20 @@ def test_merging_skips_a_database_another_process_is_writing(tmp_path):
             other.close()
         assert store.merge_index() is True
         assert store.search("words").hits
+
+
+def test_a_tree_is_indexed_in_walk_order_with_progress_counting_up(tmp_path):
+    root = tmp_path / "tree"
+    _tree(root, n=5)
+    calls = []
+    with ContentStore(tmp_path / "kb.db") as store:
+        run = index_paths(
+            store,
+            [str(root)],
+            project=tmp_path,
+            cwd=tmp_path,
+            progress=lambda done, total, name: calls.append((done, total, name)),
+        )
+    names = [f"tree/note{i:03d}.md" for i in range(5)]
+    assert calls == [(i + 1, 5, name) for i, name in enumerate(names)]
+    assert [r.label for r in run.indexed] == names
