@@ -28,6 +28,9 @@ RELATED_RARE = 100  # a question's term in at most 1 chunk in this many is expan
 # A short query's term that may name a file (see `run`): its length, and the query's.
 LOCATED_MIN_CHARS = 4
 LOCATED_MAX_TERMS = 3
+# Unknown words a query has corrected, at most (about 6 ms each): a query holding more is
+# pasted text (ids, hashes, minified code), not a few typos.
+CORRECT_MAX = 8
 
 
 @dataclass(frozen=True)
@@ -135,6 +138,7 @@ class Retrieval:
         groups: list[str] = []  # each term, its expansions or its correction
         corrected: list[str] = []  # each term, its correction (not its expansions)
         expanded = False
+        attempts = 0  # typo corrections tried
         for term in parsed.terms:
             alternatives = [term.fts]
             # A stopword is no fragment of a longer word (`and` is not `android`).
@@ -144,7 +148,8 @@ class Retrieval:
                 and (thin or not self.vocabulary.known(term.text))
             ):
                 words = self.vocabulary.expansions(term.text)
-                if not words and self._typo(term.text):
+                if not words and attempts < CORRECT_MAX and self._typo(term.text):
+                    attempts += 1
                     fixed = self.vocabulary.correct(term.text)
                     # tokens → token is stemming's job, not a typo
                     if fixed and not (fixed.startswith(term.text) or term.text.startswith(fixed)):

@@ -574,3 +574,14 @@ def test_a_database_of_an_older_schema_is_migrated_in_place(tmp_path):
         version = store.connection.execute("PRAGMA user_version").fetchone()[0]
         assert version == len(MIGRATIONS)
         assert [h.source for h in store.search("walrus").hits] == ["kept"]
+
+
+def test_a_query_of_many_unknown_words_has_only_its_first_few_corrected(store):
+    # about 6 ms a correction: a pasted blob of ids and hashes is no list of typos
+    from ctxmode.store.retrieval import CORRECT_MAX
+
+    words = [f"kubernetes{chr(97 + i)}xyzzy" for i in range(CORRECT_MAX + 4)]
+    store.index_text("# Words\n\n" + " ".join(words) + "\n", "words")
+    typos = [w.replace("xyzzy", "xyzy") for w in words]  # one letter dropped from each
+    result = store.search(" ".join(typos))
+    assert result.corrections == dict(zip(typos[:CORRECT_MAX], words[:CORRECT_MAX], strict=True))
