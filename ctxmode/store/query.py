@@ -12,6 +12,8 @@ from dataclasses import dataclass, field
 
 from ctxmode.store.text import (
     CJK_RUN,
+    MAX_VOCAB_LEN,
+    MIN_VOCAB_LEN,
     QUERY_NOISE,
     SYNONYMS,
     cjk_bigrams,
@@ -44,8 +46,13 @@ class Term:
 
     @property
     def expandable(self) -> bool:
-        """Worth a substring lookup: one latin word or identifier of 3+ characters."""
-        return not self.cjk and len(self.text) >= 3 and " " not in self.text
+        """Worth a substring lookup: one latin word or identifier as long as a known
+        word may be."""
+        return (
+            not self.cjk
+            and MIN_VOCAB_LEN <= len(self.text) <= MAX_VOCAB_LEN
+            and " " not in self.text
+        )
 
 
 @dataclass
@@ -91,6 +98,11 @@ _REFERENCE_SEP = re.compile(r"::|[.:/\\]")
 _PHRASE_BREAK = re.compile(r"[^\w\s'-]+|(?<!\w)'|'(?!\w)|\b\d+\b")
 _PHRASE_WORD = re.compile(r"[^\W\d_]+(?:'[^\W\d_]+)?")
 MAX_PHRASES = 3
+MAX_PHRASE_WORDS = 32  # a run's first words: enough to find pasted text where it is written
+# Terms a query is searched with, at most: a longer paste (a log, a file) keeps its first
+# and last ones, where a traceback's context and its error sit.
+MAX_TERMS = 64
+MAX_TERM_WORDS = 16  # words of one identifier matched as a phrase (x_x_x_... pasted 10,000 times)
 
 
 def reference_parts(reference: str) -> list[str]:
@@ -100,7 +112,7 @@ def reference_parts(reference: str) -> list[str]:
 def _word_term(token: str) -> Term | None:
     """A plain word, or a snake_case / kebab-case identifier kept whole."""
     token = token.strip("_-")
-    words = tuple(w for w in _SPLIT.split(token) if w)
+    words = tuple(w for w in _SPLIT.split(token) if w)[:MAX_TERM_WORDS]
     if not words:
         return None
     if len(words) > 1:
@@ -122,7 +134,7 @@ def _phrases(text: str) -> list[str]:
         if len(words) - start >= 3:
             words = words[start:]
         if len(words) >= 3:
-            found.append(" ".join(words))
+            found.append(" ".join(words[:MAX_PHRASE_WORDS]))
     found.sort(key=len, reverse=True)
     return found[:MAX_PHRASES]
 
@@ -160,7 +172,9 @@ def parse_query(raw: str) -> ParsedQuery:
     meaningful = [t for t in terms if t.cjk or (t.text not in QUERY_NOISE and len(t.text) >= 2)]
     if meaningful:
         terms = meaningful
-    return ParsedQuery(raw, terms, _phrases(latin), references)
+    if len(terms) > MAX_TERMS:
+        terms = terms[: MAX_TERMS // 2] + terms[-(MAX_TERMS // 2) :]
+    return ParsedQuery(raw, terms, _phrases(latin), references[:MAX_TERMS])
 
 
 _DEFINITION = re.compile(

@@ -204,3 +204,26 @@ def test_a_missing_thesaurus_file_means_no_related_words_not_a_crash(monkeypatch
         assert q.related_words(q.parse_query("make the output less chatty please")) == {}
     finally:
         thesaurus._table.cache_clear()
+
+
+def test_a_long_paste_is_searched_with_its_first_and_last_terms() -> None:
+    words = [f"w{n}x" for n in range(500)]
+    parsed = q.parse_query(" ".join(words))
+    half = q.MAX_TERMS // 2
+    assert [t.text for t in parsed.terms] == words[:half] + words[-half:]
+    dotted = q.parse_query(" ".join(f"m{n}.f{n}" for n in range(500)))
+    assert len(dotted.references) == q.MAX_TERMS
+
+
+def test_an_endless_identifier_or_word_run_is_matched_by_its_first_words() -> None:
+    (term,) = q.parse_query("x_" * 5000).terms
+    assert term.words == ("x",) * q.MAX_TERM_WORDS
+    assert term.fts == q.quote_phrase(" ".join(["x"] * q.MAX_TERM_WORDS))
+    (phrase,) = q.parse_query("alpha " * 5000).phrases
+    assert phrase.split() == ["alpha"] * q.MAX_PHRASE_WORDS
+
+
+def test_a_word_longer_than_any_known_word_gets_no_substring_or_typo_lookup() -> None:
+    (long,) = q.parse_query("a" * 41).terms
+    (fits,) = q.parse_query("a" * 40).terms
+    assert not long.expandable and fits.expandable
