@@ -659,13 +659,13 @@ def run_ours(files: list[CorpusFile], query_sets: dict[str, list[Query]], db_pat
     and at the default limit; {set name: raw results}."""
     sys.path.insert(0, str(REPO))
     import ctxmode
-    from ctxmode.server.render import render_search
+    from ctxmode.server.render import heading, render_search
     from ctxmode.store import ContentStore, RefreshReport, SearchResult
 
     def shown(query: str, hit: object) -> str:
         """One hit as ctx_search renders it, without the query's own `## <query>` line."""
         text = render_search([SearchResult(query, [hit], {}, RefreshReport())])  # type: ignore[list-item]
-        head = f"## {query}\n\n"
+        head = f"## {heading(query)}\n\n"
         return text[len(head) :] if text.startswith(head) else text
 
     out: dict[str, dict] = {}

@@ -26,6 +26,7 @@ from ctxmode.executor import Deadline, ExecRequest, execute
 from ctxmode.executor.capture import Extent, measured, size
 from ctxmode.executor.digest import digest
 from ctxmode.executor.shaping import StoreOpener, clip, index_budget
+from ctxmode.store.query import MAX_QUERIES
 
 MAX_CONCURRENCY = 8
 LABEL_MAX = 80
@@ -71,6 +72,7 @@ class BatchReport:
     timeout_ms: float | None
     # Commands whose output was not indexed whole: (label, what was cut, a preview).
     cut: list[tuple[str, str, str]] = field(default_factory=list)
+    not_searched: int = 0  # queries beyond `MAX_QUERIES`
 
 
 def _run_one(
@@ -202,7 +204,7 @@ def run_batch(
                 (label,),
             )
         ]
-        for query in queries:
+        for query in queries[:MAX_QUERIES]:
             result = store.search(
                 query,
                 limit=QUERY_HITS,
@@ -213,7 +215,17 @@ def run_batch(
             )
             answers.append((query, [(h.title, h.snippet) for h in result.hits]))
         terms = store.distinctive_terms(label)
-    return BatchReport(runs, document, label, titles, answers, terms, timeout_ms, cut)
+    return BatchReport(
+        runs,
+        document,
+        label,
+        titles,
+        answers,
+        terms,
+        timeout_ms,
+        cut,
+        max(0, len(queries) - MAX_QUERIES),
+    )
 
 
 def render_batch(report: BatchReport) -> str:
@@ -250,6 +262,11 @@ def render_batch(report: BatchReport) -> str:
         text = "\n".join(block)
         used += len(text)
         out.append(text)
+    if report.not_searched:
+        out.append(
+            f"({report.not_searched} more queries not searched: {MAX_QUERIES} a call at most;"
+            f' ask them with ctx_search(queries: [...], source: "{report.label}"))\n'
+        )
     if report.terms:
         out.append("Searchable terms for follow-up: " + ", ".join(report.terms))
     return clip("\n".join(out).rstrip() + "\n", ANSWER_MAX_BYTES)

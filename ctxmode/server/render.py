@@ -1,9 +1,14 @@
 """How search results read in the agent's context: source and lines, title, matching lines.
 Nothing else: every byte here is paid for by the agent on every later turn."""
 
+from collections.abc import Iterable, Sequence
+
 from ctxmode.store import SearchHit, SearchResult
+from ctxmode.store.query import MAX_QUERIES
 
 OUTPUT_CAP = 40 * 1024
+NOT_RUN_LISTED = 5  # queries named in the note on queries left unsearched
+HEADING_CHARS = 200  # of a query echoed above its results: a pasted log is not echoed whole
 
 
 def _where(hit: SearchHit) -> str:
@@ -12,18 +17,27 @@ def _where(hit: SearchHit) -> str:
     return hit.source
 
 
-def render_search(results: list[SearchResult]) -> str:
-    """One section per query, at most `OUTPUT_CAP` characters in all."""
+def heading(query: str) -> str:
+    """A query as its section's heading: one line, cut at `HEADING_CHARS`."""
+    line = " ".join(query.split())
+    return line if len(line) <= HEADING_CHARS else line[: HEADING_CHARS - 1] + "…"
+
+
+def render_search(results: Iterable[SearchResult], queries: Sequence[str] = ()) -> str:
+    """One section per query, at most about `OUTPUT_CAP` characters and `MAX_QUERIES`
+    sections in all.
+
+    `results` may be lazy (a search per item): none is taken once a cap is reached, and
+    the `queries` they answer (same order) from there on are named as not searched."""
     sections: list[str] = []
     used = 0
+    taken = 0
     refreshed: set[str] = set()
     dropped: set[str] = set()
     for result in results:
+        taken += 1
         refreshed.update(result.refresh.refreshed)
         dropped.update(result.refresh.dropped)
-        if used > OUTPUT_CAP:
-            sections.append(f"## {result.query}\n(output cap reached)")
-            continue
         hits = result.hits
         if not hits:
             body = "No results found."
@@ -32,9 +46,14 @@ def render_search(results: list[SearchResult]) -> str:
         if result.corrections:
             fixed = ", ".join(f"{a} → {b}" for a, b in result.corrections.items())
             body = f"(also searched: {fixed})\n{body}"
-        section = f"## {result.query}\n\n{body}"
+        section = f"## {heading(result.query)}\n\n{body}"
         used += len(section)
         sections.append(section)
+        if used > OUTPUT_CAP or taken == MAX_QUERIES:
+            break
+    rest = queries[taken:]
+    if rest:
+        sections.append(_not_run(rest))
     notes = []
     if refreshed:
         n = len(refreshed)
@@ -49,3 +68,16 @@ def render_search(results: list[SearchResult]) -> str:
         )
     text = "\n\n---\n\n".join(sections)
     return "\n".join(notes) + ("\n\n" if notes else "") + text
+
+
+def _not_run(queries: Sequence[str]) -> str:
+    shown = "".join(f"\n- {heading(q)}" for q in queries[:NOT_RUN_LISTED])
+    more = len(queries) - NOT_RUN_LISTED
+    if more > 0:
+        shown += f"\n- … and {more} more"
+    n = len(queries)
+    return (
+        f"(reply full: {OUTPUT_CAP // 1024} KB or {MAX_QUERIES} queries; {n} more"
+        f" quer{'ies' if n > 1 else 'y'} not searched, ask {'them' if n > 1 else 'it'} in"
+        f" another call){shown}"
+    )

@@ -238,17 +238,17 @@ def ctx_search(state: ServerState, args: dict[str, Any], call: Call) -> Reply:
                 "STOP making individual search calls. Use ctx_batch_execute(commands, queries) "
                 "for your next research step."
             ), True
-        effective = 1 if count > SEARCH_SOFT else min(limit, 2)
-        if timeline:
-            effective = 1 if count > SEARCH_SOFT else limit
-        results = [
+        effective = 1 if count > SEARCH_SOFT else (limit if timeline else min(limit, 2))
+        searches = (
             store.search(q, limit=effective, source=source, content_type=content_type)
             for q in ([] if empty else queries)
-        ]
+        )
+        if timeline:
+            results = list(searches)
+        else:
+            text = render_search(searches, queries)  # searched until the reply is full
     if timeline:
         text = _timeline(state, queries, results, effective, only_knowledge=source is not None)
-    else:
-        text = render_search(results)
     if count >= SEARCH_SOFT:
         text += (
             f"\n\n⚠ search call #{count}/{SEARCH_HARD} in this window. Results limited to "

@@ -102,6 +102,8 @@ MAX_PHRASE_WORDS = 32  # a run's first words: enough to find pasted text where i
 # Terms a query is searched with, at most: a longer paste (a log, a file) keeps its first
 # and last ones, where a traceback's context and its error sit.
 MAX_TERMS = 64
+# Queries one tool call searches (ctx_search, ctx_batch_execute), at most.
+MAX_QUERIES = 100
 MAX_TERM_WORDS = 16  # words of one identifier matched as a phrase (x_x_x_... pasted 10,000 times)
 
 

@@ -206,3 +206,15 @@ async def test_bad_arguments_are_error_results(client, args, message):
     text, is_error = await call(client, "ctx_batch_execute", args)
     assert is_error
     assert message in text
+
+
+async def test_a_batch_searches_at_most_max_queries_and_says_so(client):
+    from ctxmode.store.query import MAX_QUERIES
+
+    queries = [f"quince {n}" for n in range(MAX_QUERIES + 3)]
+    text, is_error = await call(
+        client, "ctx_batch_execute", batch([{"label": "fruit", "command": "echo quince"}], queries)
+    )
+    assert not is_error
+    assert f"Searched {MAX_QUERIES} queries." in text
+    assert "(3 more queries not searched" in text

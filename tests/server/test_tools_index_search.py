@@ -322,3 +322,44 @@ async def test_flood_guard_windows_are_per_client_session(server):
     assert not second_refused, text
     assert "⚠ search call" not in text
     assert hits(text.split("\n\n---\n\n")[0]) == 2
+
+
+async def test_a_reply_full_of_answers_names_the_queries_it_did_not_search(
+    client, state, monkeypatch
+):
+    from ctxmode.store.query import MAX_QUERIES
+
+    await index(client, content=GUIDE * 40, source="widget-docs")
+    searched = []
+    with state.store() as store:  # the real search, counted
+        search = store.search
+        monkeypatch.setattr(store, "search", lambda q, **kw: searched.append(q) or search(q, **kw))
+    queries = [f"widget installer checksum {n}" for n in range(MAX_QUERIES + 50)]
+    text, is_error = await call(client, "ctx_search", {"queries": queries})
+    assert not is_error
+    assert len(text) < 48 * 1024
+    assert 0 < len(searched) < len(queries)
+    assert searched == queries[: len(searched)]
+    rest = len(queries) - len(searched)
+    assert f"{rest} more queries not searched" in text
+    assert f"- {queries[len(searched)]}\n" in text and f"- … and {rest - 5} more" in text
+
+
+async def test_a_query_is_echoed_on_one_line_and_cut_when_long(client):
+    await index(client, content=GUIDE, source="widget-docs")
+    pasted = "widget installer\n  checksum " + "x" * 500
+    text, _ = await call(client, "ctx_search", {"queries": [pasted]})
+    first = text.splitlines()[0]
+    assert first.startswith("## widget installer checksum xxx") and first.endswith("…")
+    assert len(first) == 3 + 200
+
+
+async def test_a_reply_answers_at_most_max_queries(client):
+    from ctxmode.store.query import MAX_QUERIES
+
+    await index(client, content=GUIDE, source="widget-docs")
+    queries = [f"zzqx{n}" for n in range(MAX_QUERIES + 7)]
+    text, is_error = await call(client, "ctx_search", {"queries": queries})
+    assert not is_error
+    assert text.count("No results found.") == MAX_QUERIES
+    assert "7 more queries not searched" in text and f"- zzqx{MAX_QUERIES}\n" in text
