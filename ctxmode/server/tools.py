@@ -19,6 +19,7 @@ from ctxmode.server import coerce
 from ctxmode.server.render import render_search
 from ctxmode.server.state import SEARCH_HARD, SEARCH_SOFT, ServerState
 from ctxmode.store.indexer import BAD_NAME, index_paths, label_for
+from ctxmode.store.query import MAX_HITS
 
 log = logging.getLogger("ctxmode.server")
 
@@ -220,6 +221,7 @@ def ctx_search(state: ServerState, args: dict[str, Any], call: Call) -> Reply:
         queries = [coerce.string(args, "query") or ""]
     queries = [q for q in queries if q.strip()]
     limit = int(coerce.number(args, "limit", low=1) or DEFAULT_SEARCH_LIMIT)
+    limit = min(limit, MAX_HITS)
     source = coerce.string(args, "source")
     content_type = coerce.string(args, "contentType")
     if content_type not in (None, "code", "prose"):

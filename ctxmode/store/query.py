@@ -104,6 +104,7 @@ MAX_PHRASE_WORDS = 32  # a run's first words: enough to find pasted text where i
 MAX_TERMS = 64
 # Queries one tool call searches (ctx_search, ctx_batch_execute), at most.
 MAX_QUERIES = 100
+MAX_HITS = 100  # results one query returns, at most
 MAX_TERM_WORDS = 16  # words of one identifier matched as a phrase (x_x_x_... pasted 10,000 times)
 
 

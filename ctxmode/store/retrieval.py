@@ -111,7 +111,7 @@ class Retrieval:
         `source` scopes it to labels containing that text (equal to it with
         `exact_source`); `hidden` labels are never returned."""
         parsed = q.parse_query(query)
-        limit = max(1, int(limit))
+        limit = min(max(1, int(limit)), q.MAX_HITS)
         if not parsed.terms:
             return [], {}
         fetch = max(FETCH_MIN, 3 * limit)

@@ -101,3 +101,16 @@ def test_memory_passage_is_widened_to_paragraphs(tmp_path):
     assert item.text.startswith("first line\nuse uv for installs")  # from a paragraph start
     assert "end" not in item.text and far not in item.text.split("last line")[0]
     assert timeline.memory_items(project, "install", 3, home=home) == []  # whole words only
+
+
+async def test_a_huge_limit_is_held_to_max_hits(client, state):
+    from ctxmode.store.query import MAX_HITS
+
+    _events(state, *((f"s{n}", "decision", f"password hashing choice {n}") for n in range(130)))
+    text, is_error = await call(
+        client,
+        "ctx_search",
+        {"queries": ["password hashing"], "sort": "timeline", "limit": 10**12},
+    )
+    assert not is_error
+    assert text.count("password hashing choice") == MAX_HITS

@@ -15,6 +15,7 @@ from typer.core import TyperCommand
 from ctxmode.cli.actions.search import dash_hint
 from ctxmode.cli.actions.search import search as run_search
 from ctxmode.cli.options import JsonOpt, ProjectOpt
+from ctxmode.store.query import MAX_HITS
 
 
 class ContentType(str, Enum):
@@ -38,7 +39,7 @@ class QueryCommand(TyperCommand):
 def search(
     query: Annotated[list[str], typer.Argument(help="Words to search for.", show_default=False)],
     limit: Annotated[
-        int, typer.Option("--limit", "-n", help="Results to show.", min=1, max=100)
+        int, typer.Option("--limit", "-n", help="Results to show.", min=1, max=MAX_HITS)
     ] = 5,
     source: Annotated[
         str | None,
