@@ -209,9 +209,9 @@ class Retrieval:
         return hits, corrections
 
     def _typo(self, word: str) -> bool:
-        """`word` is no word the knowledge base or the thesaurus knows: not one of its
-        words, an inflection of one (`dropping` is not `cropping`), a stopword or a word
-        with related words (`beep` is not `deep`)."""
+        """Whether `word` may be a typo: not a stopword, not a word of the knowledge base
+        or an inflection of one (`dropping` is not `cropping`), not a word the thesaurus
+        knows (`beep` is not `deep`)."""
         if word in STOPWORDS or self.vocabulary.known(word) or thesaurus.related(word):
             return False
         base = q.base_form(word)
