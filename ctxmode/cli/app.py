@@ -52,6 +52,7 @@ class _Commands(MutableMapping[str, _click.Command]):
                 pretty_exceptions_short=app.pretty_exceptions_short,
                 rich_markup_mode=self._group.rich_markup_mode,
             )
+        _reflow_help(command)
         self._built[name] = command
         return command
 
@@ -69,6 +70,34 @@ class _Commands(MutableMapping[str, _click.Command]):
 
     def __len__(self) -> int:
         return len(self._names)
+
+
+def reflow(text: str) -> str:
+    """A docstring's prose paragraphs as one line each, for Rich to wrap at the terminal's
+    width: it keeps every newline, so the source's own line breaks left a word or two
+    alone on a line at 80 columns. `Example:` paragraphs and indented lines are kept as
+    written, and so is what follows click's ``\\f`` cut."""
+    head, cut, tail = text.partition("\f")
+    paragraphs = []
+    for block in head.split("\n\n"):
+        lines = block.splitlines()
+        if (
+            len(lines) < 2
+            or block.lstrip().startswith("Example")
+            or any(line.startswith((" ", "\t")) for line in lines)
+        ):
+            paragraphs.append(block)
+        else:
+            paragraphs.append(" ".join(line.strip() for line in lines))
+    return "\n\n".join(paragraphs) + cut + tail
+
+
+def _reflow_help(command: _click.Command) -> None:
+    """`reflow` the help of `command` and of the subcommands of a group."""
+    if command.help:
+        command.help = reflow(command.help)
+    for sub in getattr(command, "commands", {}).values():
+        _reflow_help(sub)
 
 
 class LazyGroup(BareHelpGroup):

@@ -467,3 +467,26 @@ def test_platform_completion_reads_the_registry_when_it_runs(monkeypatch):
     monkeypatch.setitem(platforms.PLATFORMS, "brand-new-host", "ctxmode.platforms.nowhere")
     assert "brand-new-host" in complete_platform("brand")
     assert complete_platform("claude") == ["claude-code"]
+
+
+def test_help_prose_wraps_at_the_terminal_width_not_at_the_docstrings_line_breaks(
+    monkeypatch, capsys
+):
+    """At 80 columns no description line is cut short mid-paragraph (a word or two left
+    alone on a line because the docstring broke there)."""
+    from ctxmode.cli.app import main
+
+    monkeypatch.setenv("COLUMNS", "80")
+    orphans = []
+    for entry in gendocs.iter_commands():
+        if isinstance(entry.command, TyperGroup):
+            continue
+        main([*entry.name.split()[1:], "--help"])
+        text = capsys.readouterr().out
+        lines = text.split("╭", 1)[0].splitlines()
+        for line, following in zip(lines, lines[1:], strict=False):
+            words = line.split()
+            # a short line inside a paragraph; `Example:` commands may wrap anywhere
+            if 0 < len(words) <= 2 and following.strip() and "Example" not in line:
+                orphans.append(f"{entry.name}: {line.strip()!r}")
+    assert not orphans
