@@ -4,6 +4,7 @@ its message (the dispatcher in `app` does that mapping once)."""
 
 import logging
 import threading
+import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import partial
@@ -25,6 +26,9 @@ log = logging.getLogger("ctxmode.server")
 
 DEFAULT_SEARCH_LIMIT = 3
 SKIPPED_NAMES_SHOWN = 10
+# How long one ctx_index of a directory may run: under the shortest host tool timeout
+# (Codex: 60 s). Calling again goes on where it stopped.
+INDEX_BUDGET_S = 45
 EMPTY_KB = (
     "Knowledge base is empty — no content has been indexed yet. Index first with "
     "ctx_batch_execute(commands, queries), ctx_fetch_and_index(url) or "
@@ -183,6 +187,7 @@ def ctx_index(state: ServerState, args: dict[str, Any], call: Call) -> Reply:
             report = store.index_file(target, label)
             call.meter.handled = call.meter.indexed = report.bytes
             return _indexed(report.chunks, report.code_chunks, report.label), False
+        end = time.monotonic() + INDEX_BUDGET_S
         run = index_paths(
             store,
             [str(target)],
@@ -190,12 +195,23 @@ def ctx_index(state: ServerState, args: dict[str, Any], call: Call) -> Reply:
             cwd=state.project_dir,
             label=source,
             deny=security.path_deny_check(policy, state.project_dir),
+            stop=lambda: call.cancel.is_set() or time.monotonic() > end,
         )
+    where = label_for(target, state.project_dir, None, None)
+    if run.listing_stopped:
+        return (
+            f"Stopped after {INDEX_BUDGET_S} s: {where} holds too many files to list in one"
+            " call. Index its subdirectories one by one."
+        ), True
     chunks = sum(r.chunks for r in run.indexed)
     code = sum(r.code_chunks for r in run.indexed)
     call.meter.handled = call.meter.indexed = sum(r.bytes for r in run.indexed)
-    where = label_for(target, state.project_dir, None, None)
     text = _indexed(chunks, code, f"{len(run.indexed)} files under {where}", source or where)
+    if run.left:
+        text += (
+            f"\nStopped after {INDEX_BUDGET_S} s with {run.left} files left: call ctx_index"
+            " again with the same path to index the rest (indexed files are not read again)."
+        )
     if run.skipped:
         text += f"\nSkipped {len(run.skipped)} (binary, too large, unreadable or denied)."
     bad_names = [p.path for p in run.skipped if p.code == BAD_NAME]

@@ -36,6 +36,9 @@ class Problem:
 class IndexRun:
     indexed: list[IndexReport] = field(default_factory=list)
     skipped: list[Problem] = field(default_factory=list)
+    # Ended early by `stop`: the files listed but not reached, or while listing them.
+    left: int = 0
+    listing_stopped: bool = False
 
     @property
     def errors(self) -> list[Problem]:
@@ -43,6 +46,8 @@ class IndexRun:
 
 
 Progress = Callable[[int, int, str], None]
+Stop = Callable[[], bool]  # asked between files: True ends the run where it is
+STOP_EVERY = 256  # files listed between two `stop` checks of a directory walk
 
 
 def label_for(path: Path, project: Path, prefix: str | None, base: Path | None) -> str:
@@ -58,9 +63,10 @@ def label_for(path: Path, project: Path, prefix: str | None, base: Path | None) 
 
 
 def _targets(
-    names: Iterable[str], cwd: Path, include_hidden: bool, run: IndexRun
+    names: Iterable[str], cwd: Path, include_hidden: bool, run: IndexRun, stop: Stop | None
 ) -> list[tuple[Path, Path | None, bool]]:
-    """(file, directory it was found under or None, named explicitly) for every input."""
+    """(file, directory it was found under or None, named explicitly) for every input;
+    `run.listing_stopped` when `stop` ended a directory walk."""
     out: list[tuple[Path, Path | None, bool]] = []
     for name in names:
         path = Path(name).expanduser()
@@ -74,7 +80,11 @@ def _targets(
             continue
         if path.is_dir():
             root = path.resolve()
-            out.extend((f, root, False) for f in walk_text_files(root, include_hidden))
+            for n, found in enumerate(walk_text_files(root, include_hidden), 1):
+                if stop is not None and n % STOP_EVERY == 0 and stop():
+                    run.listing_stopped = True
+                    return out
+                out.append((found, root, False))
         elif path.exists() or path.is_symlink():
             out.append((path.absolute(), None, True))
         else:
@@ -96,18 +106,26 @@ def index_paths(
     include_hidden: bool = False,
     deny: DenyCheck | None = None,
     progress: Progress | None = None,
+    stop: Stop | None = None,
 ) -> IndexRun:
     """Index files, directories and globs; collect what was skipped and why.
 
     A file whose name is not valid UTF-8 cannot be a label: it is skipped (code
     `BAD_NAME`, its name shown with the bytes escaped) and the others are indexed.
+    `stop`, asked between files, ends the run early (`IndexRun.left`,
+    `IndexRun.listing_stopped`); what was indexed stays, and running again skips it unread.
     """
     run = IndexRun()
-    targets = _targets(names, cwd, include_hidden, run)
+    targets = _targets(names, cwd, include_hidden, run, stop)
+    if run.listing_stopped:
+        return run
     single = len(targets) == 1 and targets[0][1] is None
     total = len(targets)
     targets.reverse()  # popped as they are indexed: a large tree's paths are not all kept
     while targets:
+        if stop is not None and stop():
+            run.left = len(targets)
+            break
         path, base, explicit = targets.pop()
         shown = printable_path(label_for(path, project, None, None))
         if progress:

@@ -106,6 +106,44 @@ async def test_index_directory_indexes_each_text_file_and_skips_binaries(client,
     assert "docs/a.md" in found and "docs/deep/b.py" in found
 
 
+async def test_a_directory_index_out_of_time_says_to_call_again_and_goes_on(
+    client, project, monkeypatch
+):
+    from ctxmode.server import tools
+
+    docs = project / "docs"
+    docs.mkdir()
+    for n in range(3):
+        (docs / f"n{n}.md").write_text(f"# N{n}\n\nthe pangolin {n}\n", encoding="utf-8")
+    monkeypatch.setattr(tools, "INDEX_BUDGET_S", 0)
+    text, is_error = await call(client, "ctx_index", {"path": "docs"})
+    assert not is_error
+    assert "from: 0 files under docs" in text
+    assert "Stopped after 0 s with 3 files left: call ctx_index again" in text
+    monkeypatch.setattr(tools, "INDEX_BUDGET_S", 45)
+    text, _ = await call(client, "ctx_index", {"path": "docs"})
+    assert "from: 3 files under docs" in text and "Stopped" not in text
+
+
+async def test_a_directory_too_big_to_list_in_time_is_an_error_naming_it(
+    client, project, monkeypatch
+):
+    from ctxmode.server import tools
+    from ctxmode.store.indexer import STOP_EVERY
+
+    docs = project / "docs"
+    docs.mkdir()
+    for n in range(STOP_EVERY):
+        (docs / f"n{n}.md").write_text("# N\n\nx\n", encoding="utf-8")
+    monkeypatch.setattr(tools, "INDEX_BUDGET_S", 0)
+    text, is_error = await call(client, "ctx_index", {"path": "docs"})
+    assert is_error
+    assert text == (
+        "Stopped after 0 s: docs holds too many files to list in one call."
+        " Index its subdirectories one by one."
+    )
+
+
 async def test_index_missing_path_is_an_error(client):
     text, is_error = await call(client, "ctx_index", {"path": "no/such.md"})
     assert is_error

@@ -331,3 +331,28 @@ def test_a_tree_is_indexed_in_walk_order_with_progress_counting_up(tmp_path):
     names = [f"tree/note{i:03d}.md" for i in range(5)]
     assert calls == [(i + 1, 5, name) for i, name in enumerate(names)]
     assert [r.label for r in run.indexed] == names
+
+
+def test_a_stopped_run_keeps_what_it_indexed_and_the_next_run_goes_on(tmp_path, reads):
+    root = tmp_path / "tree"
+    _tree(root, n=10)
+    with ContentStore(tmp_path / "kb.db") as store:
+        first = index_paths(
+            store, [str(root)], project=tmp_path, cwd=tmp_path, stop=lambda: len(reads) >= 4
+        )
+        assert (len(first.indexed), first.left, first.listing_stopped) == (4, 6, False)
+        reads.clear()
+        again = index_paths(store, [str(root)], project=tmp_path, cwd=tmp_path)
+        assert [r.unchanged for r in again.indexed] == [True] * 4 + [False] * 6
+        assert len(reads) == 6 and again.left == 0
+        assert store.search("word9x").hits
+
+
+def test_a_walk_stopped_while_listing_indexes_nothing(tmp_path):
+    from ctxmode.store.indexer import STOP_EVERY
+
+    root = tmp_path / "tree"
+    _tree(root, n=STOP_EVERY + 1)
+    with ContentStore(tmp_path / "kb.db") as store:
+        run = index_paths(store, [str(root)], project=tmp_path, cwd=tmp_path, stop=lambda: True)
+        assert run.listing_stopped and run.indexed == [] and store.chunk_count() == 0
