@@ -209,10 +209,11 @@ class Retrieval:
         return hits, corrections
 
     def _typo(self, word: str) -> bool:
-        """Whether `word` may be a typo: not a stopword, not a word of the knowledge base
-        or an inflection of one (`dropping` is not `cropping`), not a word the thesaurus
-        knows (`beep` is not `deep`)."""
-        if word in STOPWORDS or self.vocabulary.known(word) or thesaurus.related(word):
+        """Whether `word` may be a typo: not a stopword, not an inflection of a word of the
+        knowledge base (`dropping` is not `cropping`), not a word the thesaurus knows
+        (`beep` is not `deep`). A word of the knowledge base itself `Vocabulary.correct`
+        leaves alone."""
+        if word in STOPWORDS or thesaurus.related(word):
             return False
         base = q.base_form(word)
         return not (base and self.vocabulary.known(base))
