@@ -189,10 +189,59 @@ def _is_leading_comment(stripped: str, language: str) -> bool:
     return stripped.startswith("#") and language in _HASH_COMMENT_LANGS
 
 
+_PY_OPENER = re.compile(r"^\s*(?:if|elif|else|try|except|finally|with|for|while)\b.*:\s*(?:#.*)?$")
+_CLOSERS = (")", "]", "}")
+
+
+def _indent(line: str) -> int:
+    expanded = line.expandtabs(4)
+    return len(expanded) - len(expanded.lstrip(" "))
+
+
+def _outermost(lines: list[str], found: list[tuple[int, int, str]]) -> list[tuple[int, int, str]]:
+    """The definitions of `found` (in line order) that no other one encloses.
+
+    A definition's body runs until a line indented no deeper than its own (closing brackets
+    and comments aside), so one nested in another is left to that one, while one guarded by
+    `if`, `try` or `else` at module level (``if hasattr(os, "fork"): def fork_worker``) is
+    cut out of whatever preceded it instead of being buried there untitled.
+    """
+    out: list[tuple[int, int, str]] = []
+    scanned = 0  # lines after the open definition checked so far, and none closed it
+    for index, level, title in found:
+        if out:
+            open_at, open_level, _ = out[-1]
+            scanned = max(scanned, open_at + 1)
+            while scanned < index and not _closes(lines[scanned], open_level):
+                scanned += 1
+            if level > open_level and scanned >= index:
+                continue
+        out.append((index, level, title))
+    return out
+
+
+def _closes(line: str, level: int) -> bool:
+    stripped = line.strip()
+    if not stripped or stripped.startswith((*_CLOSERS, "#", "//", "/*", "*")):
+        return False
+    return _indent(line) <= level
+
+
+def _lead(lines: list[str], index: int, start: int, header: int | None, language: str) -> int:
+    """Where the definition at `index` starts: its comments and decorators directly above."""
+    begin = index
+    while begin - 1 >= start and begin - 1 != header:
+        above = lines[begin - 1].strip()
+        if not above or not _is_leading_comment(above, language):
+            break
+        begin -= 1
+    return begin
+
+
 def _segments(
     lines: list[str], start: int, end: int, language: str, header: int | None
 ) -> list[tuple[int, int, str | None]]:
-    """Split lines[start:end] at the shallowest definitions; (from, to, title or None)."""
+    """Split lines[start:end] at its outermost definitions; (from, to, title or None)."""
     found: list[tuple[int, int, str]] = []
     floor = -1
     if header is not None:
@@ -206,17 +255,26 @@ def _segments(
             found.append((index, m[0], m[1]))
     if not found:
         return [(start, end, None)]
-    indent = min(f[1] for f in found)
-    cuts = []
-    for index, level, title in found:
-        if level != indent:
-            continue
-        begin = index
-        while begin - 1 >= start and begin - 1 != header:
-            above = lines[begin - 1].strip()
-            if not above or not _is_leading_comment(above, language):
-                break
-            begin -= 1
+    if language == "python":
+        defs = _outermost(lines, found)
+    else:  # braces, not indentation, close a body: `public:` and namespaces sit at column 0
+        indent = min(f[1] for f in found)
+        defs = [f for f in found if f[1] == indent]
+    cuts: list[tuple[int, str]] = []
+    for index, level, title in defs:
+        floor_at = max(start, cuts[-1][0] + 1 if cuts else start)
+        begin = _lead(lines, index, floor_at, header, language)
+        if language == "python":
+            above = begin - 1
+            while above >= floor_at and above != header and not lines[above].strip():
+                above -= 1
+            if (
+                above >= floor_at
+                and above != header
+                and _PY_OPENER.match(lines[above])
+                and _indent(lines[above]) < level
+            ):  # `if sys.platform == "win32":` goes with the def it guards
+                begin = _lead(lines, above, floor_at, header, language)
         cuts.append((begin, title))
     out: list[tuple[int, int, str | None]] = []
     if cuts[0][0] > start:

@@ -440,6 +440,48 @@ def test_oversized_class_in_brace_languages_is_split_into_titled_methods(
         assert holders[0].title == method_title.format(i=i)
 
 
+def _padded_function(name: str, indent: str = "") -> str:
+    body = "".join(f"{indent}    total += step({i})  # a line of {name}\n" for i in range(12))
+    return f"{indent}def {name}(total):\n{body}{indent}    return total\n"
+
+
+def test_python_definitions_guarded_by_if_or_try_get_their_own_titled_chunks():
+    text = (
+        _padded_function("plain_before")
+        + "\n\n# Linux only\n"
+        + 'if hasattr(os, "sched_getaffinity"):\n\n'
+        + _padded_function("cpu_affinity", "    ")
+        + "\n\ntry:\n    from _speedups import fast_sum\n"
+        + "except ImportError:\n"
+        + _padded_function("fast_sum", "    ")
+        + "\n\n"
+        + _padded_function("plain_after")
+    )
+    chunks = chunk_text(text, "python")
+    by_title = {c.title: c for c in chunks}
+    guarded = by_title["def cpu_affinity"]
+    assert guarded.content.startswith("# Linux only\nif hasattr(os")
+    assert "return total" in guarded.content
+    assert "def cpu_affinity" not in by_title["def plain_before"].content
+    fallback = by_title["def fast_sum"]
+    assert fallback.content.startswith("except ImportError:")
+    assert "def plain_after" not in fallback.content
+    assert by_title["def plain_after"].content.startswith("def plain_after")
+
+
+def test_python_nested_functions_and_signatures_stay_inside_their_definition():
+    text = (
+        "def outer(\n    first,\n    second,\n) -> int:\n"
+        + _padded_function("inner", "    ")
+        + "    return inner(first)\n\n\n"
+        + _padded_function("after")
+    )
+    chunks = chunk_text(text, "python")
+    assert _titles(chunks) == ["def outer", "def after"]
+    assert "def inner" in chunks[0].content
+    assert chunks[0].content.endswith("return inner(first)")
+
+
 def test_setext_and_restructuredtext_underlines_are_headings():
     text = "Title\n=====\n\nintro\n\nSub\n---\n\nmore\n\nOther\n~~~~~\n\nlast\n"
     chunks = chunk_text(text, "markdown")
