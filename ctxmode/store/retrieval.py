@@ -31,6 +31,11 @@ LOCATED_MAX_TERMS = 3
 # Unknown words a query has corrected, at most (about 6 ms each): a query holding more is
 # pasted text (ids, hashes, minified code), not a few typos.
 CORRECT_MAX = 8
+# A search scoped to the sources whose label holds some text finds them in the label index
+# first when at most this many match (a word of a file name); for more (`src`), or text too
+# short for trigrams, it checks the label of each chunk the query matches.
+LABELS_LOOKED_UP = 1000
+SCOPE_LOOKUPS = 200  # chunks of a scope looked up in FTS5 one by one, at most
 
 
 @dataclass(frozen=True)
@@ -55,6 +60,7 @@ class Retrieval:
         self.con = con
         self.vocabulary = vocabulary
         self.weights = weights
+        self._plans: dict[tuple[str, bool], str | None] = {}  # each scope's `_scope_plan`
 
     def ranked(
         self,
@@ -70,20 +76,36 @@ class Retrieval:
         ]
         params: list[object] = [expr]
         where = ["chunks_fts MATCH ?"]
-        if source is not None or content_type is not None or literals:
-            sql.append("JOIN chunks c ON c.id = f.rowid")
+        # A scope's chunks as a set: few, each is looked up in FTS5; more, each FTS5 match
+        # is looked up in the set (`+` keeps FTS5 driving). Not a join from each match to
+        # its label.
+        joined = False
+        plan = None if source is None else self._scope_plan(source, exact)
+        if source is not None and plan is not None:
+            scope = (
+                "(SELECT id FROM sources WHERE label = ?)"
+                if exact
+                else "(SELECT rowid FROM labels_tri WHERE labels_tri MATCH ?)"
+            )
+            driver = "f.rowid" if plan == "lookup" else "+f.rowid"
+            where.append(f"{driver} IN (SELECT id FROM chunks WHERE source_id IN {scope})")
+            params.append(source if exact else q.quote_phrase(source))
+        elif source is not None:
+            sql.append("JOIN chunks c ON c.id = f.rowid JOIN sources s ON s.id = c.source_id")
+            joined = True
+            if exact:
+                where.append("s.label = ?")
+                params.append(source)
+            else:
+                where.append("s.label LIKE ? ESCAPE '\\'")
+                escaped = source.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
+                params.append(f"%{escaped}%")
+        if content_type is not None or literals:
+            if not joined:
+                sql.append("JOIN chunks c ON c.id = f.rowid")
             for literal in literals:
                 where.append("instr(lower(c.content), ?) > 0")
                 params.append(literal)
-            if source is not None:
-                sql.append("JOIN sources s ON s.id = c.source_id")
-                if exact:
-                    where.append("s.label = ?")
-                    params.append(source)
-                else:
-                    where.append("s.label LIKE ? ESCAPE '\\'")
-                    escaped = source.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
-                    params.append(f"%{escaped}%")
             if content_type is not None:
                 where.append("c.content_type = ?")
                 params.append(content_type)
@@ -96,6 +118,39 @@ class Retrieval:
             if db.is_busy(exc) or db.is_corrupt(exc) or db.is_full(exc):
                 raise
             return []  # an expression FTS5 cannot parse matches nothing
+
+    def _scope_plan(self, text: str, exact: bool) -> str | None:
+        """How to search the sources labelled `text` (`exact`) or whose label holds it:
+        "lookup" their chunks in FTS5 one by one (at most `SCOPE_LOOKUPS` of them), "filter"
+        the matches by the set of them (at most `LABELS_LOOKED_UP` sources), or None:
+        check the label of each match."""
+        key = (text, exact)
+        if key not in self._plans:
+            self._plans[key] = self._plan(text, exact)
+        return self._plans[key]
+
+    def _plan(self, text: str, exact: bool) -> str | None:
+        if exact:
+            sql = "SELECT count(*), sum(chunk_count) FROM sources WHERE label = ?"
+            arg = text
+        elif len(text) < 3:  # no trigram to look up
+            return None
+        else:
+            sql = (
+                "SELECT count(*), sum(chunk_count) FROM sources WHERE id IN"
+                " (SELECT rowid FROM labels_tri WHERE labels_tri MATCH ? LIMIT ?)"
+            )
+            arg = q.quote_phrase(text)
+        try:
+            params = (arg,) if exact else (arg, LABELS_LOOKED_UP + 1)
+            sources, chunks = self.con.execute(sql, params).fetchone()
+        except sqlite3.OperationalError as exc:
+            if db.is_busy(exc) or db.is_corrupt(exc) or db.is_full(exc):
+                raise
+            return None  # a database opened for reading only before it had the index
+        if sources > LABELS_LOOKED_UP:
+            return None
+        return "lookup" if (chunks or 0) <= SCOPE_LOOKUPS else "filter"
 
     def run(
         self,

@@ -9,6 +9,9 @@ Tables:
     vocab       every distinct word seen (lower case), with a trigram FTS5 index over the
                 words only (``vocab_tri``, filled in bulk by the writer): substring and typo
                 matching without trigram-indexing content.
+    labels_tri  a trigram FTS5 index over ``sources.label``, kept by triggers: the sources
+                whose label holds a piece of text (a search scoped to a file name), found
+                without reading every label.
 """
 
 import sqlite3
@@ -63,4 +66,28 @@ def m002_fts_automerge(con: sqlite3.Connection) -> None:
     con.execute("INSERT INTO chunks_fts(chunks_fts, rank) VALUES('automerge', 16)")
 
 
-MIGRATIONS: list[Callable[[sqlite3.Connection], None]] = [m001_initial, m002_fts_automerge]
+def m003_label_index(con: sqlite3.Connection) -> None:
+    # A search scoped to the files whose name holds a word joined every chunk matching the
+    # rest of the query to its source's label (~20 ms for a common word at 100,000 files).
+    statements = [
+        "CREATE VIRTUAL TABLE IF NOT EXISTS labels_tri USING fts5(label, content='sources', "
+        "content_rowid='id', tokenize='trigram')",
+        "CREATE TRIGGER IF NOT EXISTS sources_label_added AFTER INSERT ON sources BEGIN "
+        "INSERT INTO labels_tri(rowid, label) VALUES (new.id, new.label); END",
+        "CREATE TRIGGER IF NOT EXISTS sources_label_removed AFTER DELETE ON sources BEGIN "
+        "INSERT INTO labels_tri(labels_tri, rowid, label) VALUES ('delete', old.id, old.label);"
+        " END",
+        "CREATE TRIGGER IF NOT EXISTS sources_label_changed AFTER UPDATE OF label ON sources BEGIN "
+        "INSERT INTO labels_tri(labels_tri, rowid, label) VALUES ('delete', old.id, old.label);"
+        " INSERT INTO labels_tri(rowid, label) VALUES (new.id, new.label); END",
+        "INSERT INTO labels_tri(labels_tri) VALUES ('rebuild')",
+    ]
+    for statement in statements:
+        con.execute(statement)
+
+
+MIGRATIONS: list[Callable[[sqlite3.Connection], None]] = [
+    m001_initial,
+    m002_fts_automerge,
+    m003_label_index,
+]

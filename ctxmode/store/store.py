@@ -687,6 +687,7 @@ class ContentStore:
             try:
                 con.execute("INSERT INTO chunks_fts(chunks_fts) VALUES ('optimize')")
                 con.execute("INSERT INTO vocab_tri(vocab_tri) VALUES ('optimize')")
+                con.execute("INSERT INTO labels_tri(labels_tri) VALUES ('optimize')")
                 con.execute("COMMIT")
             except BaseException:
                 db.rollback_quietly(con)

@@ -292,6 +292,92 @@ def test_exact_source_filter_requires_the_whole_label(filtered):
     assert _hit_sources(result) == ["docs/api.md"]
 
 
+@pytest.fixture(params=["lookup", "filter", "join"])
+def scope_plan(request, monkeypatch):
+    """Each way a search scoped by label text runs (see `Retrieval._scope_plan`)."""
+    from ctxmode.store import retrieval
+
+    if request.param == "filter":
+        monkeypatch.setattr(retrieval, "SCOPE_LOOKUPS", 0)
+    elif request.param == "join":
+        monkeypatch.setattr(retrieval, "LABELS_LOOKED_UP", 0)
+    return request.param
+
+
+def test_every_scope_plan_finds_the_same_labels(filtered, scope_plan):
+    def scoped(source, **kw):
+        return sorted(_hit_sources(filtered.search("tapir", source=source, limit=10, **kw)))
+
+    assert scoped("docs/") == ["docs/api.md", "docs/guide.md"]
+    assert scoped("DOCS/") == ["docs/api.md", "docs/guide.md"]  # as LIKE: any case
+    assert scoped("a_b") == ["a_b"]  # `_` is no wildcard
+    assert scoped("x") == ["axb"]  # too short for trigrams: the label of each match
+    assert scoped("%") == []
+    assert scoped('api"') == []  # a quote is text, not FTS5 syntax
+    assert scoped("tapir.md") == ["notes/tapir.md"]
+    assert scoped("docs", content_type="prose") == ["docs/guide.md"]
+    assert _hit_sources(filtered.search("tapir router", source="docs/"))[0] == "docs/api.md"
+    assert scoped("docs/api.md", exact_source=True) == ["docs/api.md"]
+    assert scoped("docs/", exact_source=True) == []
+
+
+def _label_index_agrees(store, gone=()) -> None:
+    """Each source's label finds it in the label index; a removed label finds nothing."""
+    con = store.connection
+
+    def found(label):
+        phrase = '"' + label.replace('"', '""') + '"'
+        rows = con.execute("SELECT rowid FROM labels_tri WHERE labels_tri MATCH ?", (phrase,))
+        return {r[0] for r in rows}
+
+    for source_id, label in con.execute("SELECT id, label FROM sources").fetchall():
+        assert source_id in found(label), label
+    for label in gone:
+        assert found(label) == set(), label
+
+
+def test_the_label_index_follows_sources_added_replaced_and_deleted(tmp_path, store):
+    doc = tmp_path / "walrus-notes.md"
+    doc.write_text("# Walrus\n\nthe walrus basks\n")
+    store.index_file(doc, label="walrus-notes.md")
+    store.index_text("# Tusk\n\nthe walrus dives\n", "ocean/tusk-log")
+    store.index_text("# Tusk\n\nthe walrus naps\n", "ocean/tusk-log")  # replaced
+    _label_index_agrees(store)
+    assert _hit_sources(store.search("walrus", source="tusk")) == ["ocean/tusk-log"]
+    doc.unlink()  # its chunks are dropped at search time
+    assert _hit_sources(store.search("walrus", source="walrus-notes")) == []
+    _label_index_agrees(store, gone=["walrus-notes.md"])
+    assert store.delete_source("ocean/tusk-log")
+    _label_index_agrees(store, gone=["walrus-notes.md", "ocean/tusk-log"])
+    assert store.search("walrus", source="tusk").hits == []
+
+
+def test_a_database_without_the_label_index_gets_it_when_migrated(tmp_path):
+    path = tmp_path / "kb.db"
+    with ContentStore(path) as store:
+        store.index_text("# Kept\n\nthe walrus survives\n", "docs/kept.md")
+        store.index_text("# Other\n\nthe walrus elsewhere\n", "notes/other.md")
+        con = store.connection
+        for trigger in ("added", "removed", "changed"):
+            con.execute(f"DROP TRIGGER sources_label_{trigger}")
+        con.execute("DROP TABLE labels_tri")
+        con.execute("PRAGMA user_version = 2")  # as a database of the release before
+    with ContentStore(path) as store:
+        assert store.connection.execute("PRAGMA user_version").fetchone()[0] == len(MIGRATIONS)
+        _label_index_agrees(store)
+        assert _hit_sources(store.search("walrus", source="docs/")) == ["docs/kept.md"]
+
+
+def test_a_scoped_search_without_the_label_index_checks_labels_instead(store):
+    # a database opened for reading only, as it was before the index existed
+    store.index_text("# Kept\n\nthe walrus survives\n", "docs/kept.md")
+    store.index_text("# Other\n\nthe walrus elsewhere\n", "notes/other.md")
+    for trigger in ("added", "removed", "changed"):
+        store.connection.execute(f"DROP TRIGGER sources_label_{trigger}")
+    store.connection.execute("DROP TABLE labels_tri")
+    assert _hit_sources(store.search("walrus", source="docs/")) == ["docs/kept.md"]
+
+
 def test_content_type_filter_and_source_filter_combine(filtered):
     code = filtered.search("tapir", content_type="code", limit=10)
     assert _hit_sources(code) == ["docs/api.md"]

@@ -280,9 +280,11 @@ def test_a_bulk_index_merges_the_full_text_segments(tmp_path, monkeypatch):
         for i in range(FILES):  # one write (one segment, until FTS5 merges some) per file
             store.index_text(f"# Extra {i}\n\nspare words number {i}\n", f"extra{i}")
         assert _segments(store, "chunks_fts") > 1
+        assert _segments(store, "labels_tri") > 1
         index_paths(store, [str(root)], project=tmp_path, cwd=tmp_path)
         assert _segments(store, "chunks_fts") == 1
         assert _segments(store, "vocab_tri") == 1
+        assert _segments(store, "labels_tri") == 1
         assert [h.source for h in store.search("word7x").hits] == ["tree/note007.md"]
         assert store.search("spare", limit=100).hits  # what was there before is kept
 
