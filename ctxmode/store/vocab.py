@@ -42,13 +42,17 @@ class Vocabulary:
                 self._words.update(words)
 
     def expansions(self, fragment: str) -> list[str]:
-        """Known words containing `fragment`, shortest first."""
+        """Known words containing `fragment`, shortest first (of the first 400 found).
+
+        SQLite picks the shortest: reading 400 words out to sort them here cost twice as
+        much, ~0.4 ms a term on a vocabulary of 280,000 words."""
         rows = self._con.execute(
-            "SELECT word FROM vocab_tri WHERE vocab_tri MATCH ? LIMIT 400",
-            (q.quote_phrase(fragment),),
+            "SELECT word FROM vocab WHERE id IN"
+            " (SELECT rowid FROM vocab_tri WHERE vocab_tri MATCH ? LIMIT 400)"
+            " ORDER BY length(word), word LIMIT ?",
+            (q.quote_phrase(fragment), MAX_EXPANSIONS + 1),
         ).fetchall()
-        words = sorted((r[0] for r in rows), key=lambda w: (len(w), w))
-        return [w for w in words if w != fragment][:MAX_EXPANSIONS]
+        return [r[0] for r in rows if r[0] != fragment][:MAX_EXPANSIONS]
 
     def known(self, word: str) -> bool:
         row = self._con.execute("SELECT 1 FROM vocab WHERE word = ?", (word,)).fetchone()

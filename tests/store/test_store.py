@@ -173,6 +173,16 @@ def test_partial_words_find_the_full_word_through_the_substring_layer(store, que
     assert result.corrections == {}
 
 
+def test_substring_expansions_are_the_shortest_known_words_holding_the_fragment(store):
+    from ctxmode.store.vocab import MAX_EXPANSIONS, Vocabulary
+
+    words = [f"load{'x' * n}er" for n in range(MAX_EXPANSIONS + 5)][::-1]
+    store.index_text("# Words\n\n" + " ".join([*words, "load", "reload", "unrelated"]), "w")
+    found = Vocabulary(store.connection).expansions("load")
+    # shortest first, ties in order; "load" itself is no expansion of it
+    assert found == ["loader", "reload", *sorted(words, key=len)[1 : MAX_EXPANSIONS - 1]]
+
+
 def test_stopwords_are_not_expanded_to_the_longer_words_holding_them(store):
     store.index_text("# Phones\n\nBuild for android, theme it.\n", "android")
     store.index_text("# Notes\n\nThis and the rest.\n", "notes")
