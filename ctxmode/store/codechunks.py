@@ -201,18 +201,27 @@ def _indent(line: str) -> int:
 def _outermost(lines: list[str], found: list[tuple[int, int, str]]) -> list[tuple[int, int, str]]:
     """The definitions of `found` (in line order) that no other one encloses.
 
-    A definition's body runs until a line indented no deeper than its own (closing brackets
-    and comments aside), so one nested in another is left to that one, while one guarded by
-    `if`, `try` or `else` at module level (``if hasattr(os, "fork"): def fork_worker``) is
-    cut out of whatever preceded it instead of being buried there untitled.
+    A definition's body runs until a line indented no deeper than its own (closing brackets,
+    comments and the inside of a triple-quoted string aside), so one nested in another is
+    left to that one, while one guarded by `if`, `try` or `else` at module level
+    (``if hasattr(os, "fork"): def fork_worker``) is cut out of whatever preceded it
+    instead of being buried there untitled.
     """
     out: list[tuple[int, int, str]] = []
     scanned = 0  # lines after the open definition checked so far, and none closed it
+    quoted = False  # inside a triple-quoted string
     for index, level, title in found:
         if out:
             open_at, open_level, _ = out[-1]
-            scanned = max(scanned, open_at + 1)
-            while scanned < index and not _closes(lines[scanned], open_level):
+            if scanned <= open_at:
+                scanned, quoted = open_at + 1, False
+            deeper = " " * (open_level + 1)
+            while scanned < index:
+                line = lines[scanned]
+                if not quoted and not line.startswith(deeper) and _closes(line, open_level):
+                    break
+                if line.count('"""') % 2 or line.count("'''") % 2:
+                    quoted = not quoted
                 scanned += 1
             if level > open_level and scanned >= index:
                 continue

@@ -469,17 +469,24 @@ def test_python_definitions_guarded_by_if_or_try_get_their_own_titled_chunks():
     assert by_title["def plain_after"].content.startswith("def plain_after")
 
 
-def test_python_nested_functions_and_signatures_stay_inside_their_definition():
-    text = (
-        "def outer(\n    first,\n    second,\n) -> int:\n"
-        + _padded_function("inner", "    ")
-        + "    return inner(first)\n\n\n"
-        + _padded_function("after")
-    )
+@pytest.mark.parametrize(
+    ("head", "last"),
+    [
+        # a signature over several lines, its `)` at the definition's own indent
+        ("def outer(\n    first,\n    second,\n) -> int:\n", "    return inner(first)"),
+        # a string at column 0 inside the function
+        (
+            "def outer(rows):\n    template = '''\n<table>\n{rows}\n</table>\n'''\n",
+            "    return rows",
+        ),
+    ],
+)
+def test_a_python_function_holds_its_nested_function_whole(head, last):
+    text = head + _padded_function("inner", "    ") + last + "\n\n\n" + _padded_function("after")
     chunks = chunk_text(text, "python")
     assert _titles(chunks) == ["def outer", "def after"]
     assert "def inner" in chunks[0].content
-    assert chunks[0].content.endswith("return inner(first)")
+    assert chunks[0].content.endswith(last.strip())
 
 
 def test_setext_and_restructuredtext_underlines_are_headings():
