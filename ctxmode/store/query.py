@@ -6,7 +6,8 @@ operators, quotes, colons and parentheses in a query are just characters.
 """
 
 import re
-from bisect import bisect_right
+from bisect import bisect_left, bisect_right
+from collections import deque
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
@@ -478,13 +479,18 @@ def min_span(text: str, needles: list[list[str]]) -> int | None:
     have = 0
     best: int | None = None
     left = 0
-    for right in range(len(events)):
-        g = events[right][2]
+    ends: deque[int] = deque()  # window events by falling end: the first ends last
+    for right, (_, end, g) in enumerate(events):
+        while ends and events[ends[-1]][1] <= end:
+            ends.pop()
+        ends.append(right)
         counts[g] += 1
         if counts[g] == 1:
             have += 1
         while have == need:
-            span = max(e[1] for e in events[left : right + 1]) - events[left][0]
+            while ends[0] < left:
+                ends.popleft()
+            span = events[ends[0]][1] - events[left][0]
             if best is None or span < best:
                 best = span
             lg = events[left][2]
@@ -504,13 +510,13 @@ def adjacent_pairs(text: str, needles: list[list[str]], gap: int = 30) -> int:
         for alt in left:
             for pos in _positions(text, alt):
                 end = pos + len(alt)
-                for rpos in rights:
-                    if rpos in used:
-                        continue
-                    if end <= rpos <= end + gap:
-                        used.add(rpos)
+                at = bisect_left(rights, end)
+                while at < len(rights) and rights[at] <= end + gap:
+                    if rights[at] not in used:
+                        used.add(rights[at])
                         total += 1
                         break
+                    at += 1
     return total
 
 

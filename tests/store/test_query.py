@@ -87,6 +87,71 @@ def test_min_span_accepts_any_alternative_of_a_term():
     assert q.min_span(text, [["useeff", "useeffect"], ["cleanup"]]) == len(text)
 
 
+def _occurrences(text: str, group: list[str]) -> list[tuple[int, int, str]]:
+    """Every (start, end, alternative), overlapping ones too."""
+    return [
+        (m.start(), m.start() + len(a), a)
+        for a in group
+        for m in re.finditer(f"(?={re.escape(a)})", text)
+    ]
+
+
+def _span_as_specified(text: str, needles: list[list[str]]) -> int | None:
+    """The window scan `min_span` does, written plainly: occurrences by start, the window
+    widened to the right until it holds every group, then narrowed from the left."""
+    events = sorted(
+        (start, end, g)
+        for g, group in enumerate(needles)
+        for start, end, _ in _occurrences(text, group)
+    )
+    if {g for _, _, g in events} != set(range(len(needles))):
+        return None
+    best = None
+    for right in range(len(events)):
+        for left in range(right + 1):
+            window = events[left : right + 1]
+            if {g for _, _, g in window} == set(range(len(needles))):
+                span = max(e for _, e, _ in window) - events[left][0]
+                best = span if best is None else min(best, span)
+    return best
+
+
+def _pairs_as_specified(text: str, needles: list[list[str]], gap: int) -> int:
+    total = 0
+    for left, right in zip(needles, needles[1:], strict=False):
+        rights = sorted(s for s, _, _ in _occurrences(text, right))
+        used: set[int] = set()
+        for alt in left:
+            for _, end, _ in _occurrences(text, [alt]):
+                free = [r for r in rights if r not in used and end <= r <= end + gap]
+                if free:
+                    used.add(free[0])
+                    total += 1
+    return total
+
+
+def test_min_span_and_adjacent_pairs_agree_with_their_plain_definitions_on_random_text():
+    import random
+
+    rng = random.Random(7)
+    words = ["walrus", "walruses", "bask", "basks", "seal", "ice", "x", "wal", "rus"]
+    for _ in range(3000):
+        text = " ".join(rng.choice(words) for _ in range(rng.randint(0, 40)))
+        needles = [rng.sample(words, rng.randint(1, 3)) for _ in range(rng.randint(1, 4))]
+        gap = rng.choice([0, 5, 30])
+        assert q.min_span(text, needles) == _span_as_specified(text, needles), (text, needles)
+        assert q.adjacent_pairs(text, needles, gap) == _pairs_as_specified(text, needles, gap)
+
+
+def test_min_span_and_adjacent_pairs_on_a_repetitive_log():
+    # 2,000 occurrences of each term (a log repeating the same words): positions past a
+    # word's first 200 are not read (scanning them cost up to 3 ms a candidate before)
+    text = "walrus basks " * 2000
+    needles = [["walrus", "walruses"], ["basks", "bask"]]
+    assert q.min_span(text, needles) == len("walrus bask")
+    assert q.adjacent_pairs(text, needles) == 200
+
+
 def test_pasted_message_keeps_its_word_runs_as_phrases():
     parsed = q.parse_query(
         "JSONDecodeError: Expecting property name enclosed in double quotes: line 1 column 2"
