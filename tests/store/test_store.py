@@ -331,6 +331,13 @@ def test_every_scope_plan_finds_the_same_labels(filtered, scope_plan):
     assert scoped("docs/", exact_source=True) == []
 
 
+@pytest.mark.parametrize(
+    "scope", ['a" OR "docs', "NEAR(docs api)", "docs*", "{label}: docs", "d" * 100_000]
+)
+def test_a_scope_written_in_fts5_syntax_or_huge_is_plain_text(filtered, scope_plan, scope):
+    assert filtered.search("tapir", source=scope, limit=10).hits == []
+
+
 def _label_index_agrees(store, gone=()) -> None:
     """Each source's label finds it in the label index; a removed label finds nothing."""
     con = store.connection
