@@ -70,7 +70,6 @@ class Scorer:
         self.parsed = parsed
         self.terms = parsed.terms
         self.extra = extra
-        self.corrections = corrections
         self.needles = [q.term_patterns(t, extra.get(t.text, ())) for t in self.terms]
         # A question's related words (`thesaurus`), and the share of a term's weight they
         # earn where the term itself is absent.
@@ -104,6 +103,8 @@ class Scorer:
         # In a pasted message the reference (json.decoder.JSONDecodeError) is context; the
         # chunk producing the message is the answer, so resolving it counts for less.
         self.resolve_weight = W_RESOLVED if len(self.terms) <= 3 else W_RESOLVED / 2
+        # Each term as corrected (a typo's correction), what names and file names match.
+        self.words = [corrections.get(t.text, t.text) for t in self.terms]
         # Words and identifiers only (`textwrap dedent`), not a message (`--- Logging error`).
         self.plain = _PLAIN.fullmatch(parsed.raw.strip()) is not None
 
@@ -159,7 +160,7 @@ class Scorer:
         title = title.lower()
         # A term naming the file (textwrap in textwrap.dedent) is present by location.
         place = set(_LABEL_SPLIT.split(label.lower()))
-        in_place = [t.text in place or self.corrections.get(t.text) in place for t in terms]
+        in_place = [t.text in place or w in place for t, w in zip(terms, self.words, strict=True)]
         weights = self.weights
         coverage = sum(
             w
@@ -183,8 +184,8 @@ class Scorer:
             own = set().union(
                 *(q.definition_names(part.rsplit(">", 1)[-1]) for part in title.split(", "))
             )
-            matched = _name_match(terms, own, self.extra, self.corrections)
-            matched += W_PARENT * _name_match(terms, names - own, self.extra, self.corrections)
+            matched = _name_match(terms, self.words, own, self.extra)
+            matched += W_PARENT * _name_match(terms, self.words, names - own, self.extra)
             score += W_NAME * matched / len(terms)
             if references:
                 resolved = sum(_resolves(ref, names, place) for ref in references)
@@ -192,9 +193,9 @@ class Scorer:
             elif self.plain and len(terms) <= MODULE_TERMS_MAX and any(in_place):
                 # `textwrap dedent` as written for `textwrap.dedent`: one term names the
                 # file, another the definition this chunk makes.
-                words = [self.corrections.get(t.text, t.text) for t in terms]
                 if any(
-                    w in own and not located for w, located in zip(words, in_place, strict=True)
+                    w in own and not located
+                    for w, located in zip(self.words, in_place, strict=True)
                 ):
                     score += W_MODULE_NAME
         if self.literals:
@@ -224,17 +225,14 @@ def _private(title: str) -> bool:
 
 
 def _name_match(
-    terms: list[q.Term],
-    names: set[str],
-    extra: dict[str, tuple[str, ...]],
-    corrections: dict[str, str],
+    terms: list[q.Term], words: list[str], names: set[str], extra: dict[str, tuple[str, ...]]
 ) -> float:
     """How many terms a chunk's title defines: exactly (or its typo correction), as a
     run of consecutive terms spelling one name (``temporary directory`` → ``class
     TemporaryDirectory``, ``ip network`` → ``def ip_network``), or, for a fragment, as the
-    start of a name (``copytr`` → ``def copytree``, not ``_copytree``)."""
+    start of a name (``copytr`` → ``def copytree``, not ``_copytree``). `words`: the
+    terms as corrected."""
     units = [0.0] * len(terms)
-    words = [corrections.get(t.text, t.text) for t in terms]
     for k, term in enumerate(terms):
         if term.text in names or words[k] in names:
             units[k] = 1.0

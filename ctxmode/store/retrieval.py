@@ -93,13 +93,9 @@ class Retrieval:
         elif source is not None:
             sql.append("JOIN chunks c ON c.id = f.rowid JOIN sources s ON s.id = c.source_id")
             joined = True
-            if exact:
-                where.append("s.label = ?")
-                params.append(source)
-            else:
-                where.append("s.label LIKE ? ESCAPE '\\'")
-                escaped = source.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
-                params.append(f"%{escaped}%")
+            where.append("s.label LIKE ? ESCAPE '\\'")
+            escaped = source.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
+            params.append(f"%{escaped}%")
         if content_type is not None or literals:
             if not joined:
                 sql.append("JOIN chunks c ON c.id = f.rowid")
@@ -122,8 +118,8 @@ class Retrieval:
     def _scope_plan(self, text: str, exact: bool) -> str | None:
         """How to search the sources labelled `text` (`exact`) or whose label holds it:
         "lookup" their chunks in FTS5 one by one (at most `SCOPE_LOOKUPS` of them), "filter"
-        the matches by the set of them (at most `LABELS_LOOKED_UP` sources), or None:
-        check the label of each match."""
+        the matches by the set of them (one label, or at most `LABELS_LOOKED_UP` holding
+        it), or None: check the label of each match."""
         key = (text, exact)
         if key not in self._plans:
             self._plans[key] = self._plan(text, exact)
@@ -147,8 +143,10 @@ class Retrieval:
         except sqlite3.OperationalError as exc:
             if db.is_busy(exc) or db.is_corrupt(exc) or db.is_full(exc):
                 raise
-            return None  # a database opened for reading only before it had the index
-        if sources > LABELS_LOOKED_UP:
+            # No label index (a database opened for reading only before it had one); an
+            # exact label needs none, and the search meets any other error itself.
+            return "filter" if exact else None
+        if not exact and sources > LABELS_LOOKED_UP:
             return None
         return "lookup" if (chunks or 0) <= SCOPE_LOOKUPS else "filter"
 
