@@ -18,23 +18,32 @@ import threading
 import time
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from ctxmode.errors import CtxError, UsageError
-from ctxmode.executor import Deadline, ExecRequest, execute
+from ctxmode.executor import ExecRequest, execute
 from ctxmode.executor.capture import Extent, measured, size
 from ctxmode.executor.digest import digest
-from ctxmode.executor.shaping import StoreOpener, clip, index_budget
+from ctxmode.executor.outline import outline, render
+from ctxmode.executor.shaping import (
+    INDEX_MAX_BYTES,
+    StoreOpener,
+    ceiling_note,
+    clip,
+    readable_terms,
+)
 from ctxmode.store.query import MAX_QUERIES
 
 MAX_CONCURRENCY = 8
 LABEL_MAX = 80
 QUERY_HITS = 3
-SNIPPET_CHARS = 3000
+SNIPPET_CHARS = 1500
+OUTLINE_BYTES = 9 * 1024  # the key lines of all recognised outputs of a batch
+OUTLINE_MIN = 2048  # of one output
+MAX_TITLES = 12
 ANSWER_CAP = 80 * 1024
 ANSWER_MAX_BYTES = ANSWER_CAP + 16 * 1024
-MAX_TITLES = 40
 MAX_CUT_SHOWN = 5  # commands whose cut output gets a preview in the answer
 PREVIEW_BYTES = 1024  # of a command's output too large to keep whole
 SKIPPED = "(skipped — batch timeout exceeded)"
@@ -55,6 +64,8 @@ class CommandRun:
     error: str | None = None
     printed: Extent | None = None  # all it printed (`output` may be cut); None: `output`
     capped: bool = False
+    exit_code: int = 0
+    left_out: int = 0  # bytes beyond the indexing ceiling
 
     @property
     def extent(self) -> Extent:
@@ -85,12 +96,18 @@ def _run_one(
         )
     except CtxError as exc:
         return CommandRun(command.label, "", error=str(exc))
+    whole = result.whole("stdout", INDEX_MAX_BYTES)  # all of it, when the capture is cut
     return CommandRun(
         command.label,
-        result.stdout,
+        result.stdout if whole is None else whole[0],
         timed_out=result.timed_out,
-        printed=result.stdout_extent,
+        # read whole: nothing of it is left out but what is beyond the ceiling
+        printed=result.stdout_extent
+        if whole is None
+        else replace(result.stdout_extent, omitted_bytes=0, omitted_lines=0),
         capped=result.capped,
+        exit_code=result.exit_code,
+        left_out=0 if whole is None else whole[1],
     )
 
 
@@ -184,18 +201,17 @@ def run_batch(
     cancel: threading.Event | None = None,
 ) -> BatchReport:
     """Run, index under ``batch:<labels>``, and answer every query from this batch only."""
-    deadline = None if timeout_ms is None else Deadline.after(timeout_ms / 1000)
     runs = run_commands(
         project, commands, timeout_ms=timeout_ms, concurrency=concurrency, cancel=cancel
     )
-    outputs, cut = _bounded(runs, index_budget(deadline))
+    outputs, cut = _bounded(runs, INDEX_MAX_BYTES)
     document = "\n".join(
         _section(r, timeout_ms, output) for r, output in zip(runs, outputs, strict=True)
     )
     label = batch_label(commands)
     answers: list[tuple[str, list[tuple[str, str]]]] = []
     with open_store() as store:
-        store.index_text(document, label, kind="markdown")
+        store.index_text(document, label, kind="markdown")  # sections: the commands
         titles = [
             (row["title"], len(row["content"].encode("utf-8")))
             for row in store.connection.execute(
@@ -214,7 +230,7 @@ def run_batch(
                 snippet_chars=SNIPPET_CHARS,
             )
             answers.append((query, [(h.title, h.snippet) for h in result.hits]))
-        terms = store.distinctive_terms(label)
+        terms = readable_terms(store.distinctive_terms(label))
     return BatchReport(
         runs,
         document,
@@ -228,24 +244,67 @@ def run_batch(
     )
 
 
+def _key_lines(runs: list[CommandRun]) -> list[tuple[CommandRun, str]]:
+    """Each recognised output's outline (test run, diff, diagnostics, traceback, log
+    errors) within `OUTLINE_BYTES` in all: the agent's first need of the batch."""
+    found = []
+    for run in runs:
+        if run.skipped or run.error is not None or not run.output.strip():
+            continue
+        shape = outline(run.output, logs=run.extent.lines > 100)
+        if shape is not None and (shape.items or shape.counts):
+            found.append((run, shape))
+    if not found:
+        return []
+    share = max(OUTLINE_MIN, OUTLINE_BYTES // len(found))
+    return [(run, f"[{shape.kind}]\n" + render(shape, share)) for run, shape in found]
+
+
+def _status(run: CommandRun) -> str:
+    if run.timed_out:
+        return "timed out"
+    if run.capped:
+        return "output capped"
+    return f"exit {run.exit_code}"
+
+
+def _novel(snippet: str, shown: set[str]) -> str:
+    """`snippet` unless the answer already shows (nearly) all of its lines ("" then)."""
+    lines = [ln.strip() for ln in snippet.splitlines() if ln.strip() and ln.strip() != "…"]
+    if not lines:
+        return ""
+    seen = sum(1 for ln in lines if ln in shown)
+    return "" if seen >= 0.8 * len(lines) else snippet
+
+
 def render_batch(report: BatchReport) -> str:
-    """The agent's view: what ran, what got indexed, and the answers (bounded in bytes)."""
+    """The agent's view: what ran, the key lines of what it printed, what got indexed,
+    and the answers (bounded in bytes)."""
     printed = sum(r.extent.bytes for r in report.runs)
     lines = sum(r.extent.lines for r in report.runs)
+    left_out = sum(r.left_out for r in report.runs)
     titles = report.chunk_titles[:MAX_TITLES]
     more = len(report.chunk_titles) - len(titles)
     out = [
-        f"Executed {len(report.runs)} commands ({lines} lines, {size(printed)}). "
+        ceiling_note(left_out, "mcp").rstrip(),
+        f"Executed {len(report.runs)} commands ({lines:,} lines, {size(printed)}). "
         f"Indexed {len(report.chunk_titles)} sections. Searched {len(report.answers)} queries.",
         "",
+    ]
+    out = out[1:] if not left_out else out
+    shown: set[str] = set()
+    for run, text in _key_lines(report.runs):
+        out += [f"## {run.label} ({_status(run)})", "", text, ""]
+        shown.update(ln.strip() for ln in text.splitlines())
+    out += [
         "## Indexed Sections",
         "",
         *(f"- {title} ({nbytes / 1024:.1f}KB)" for title, nbytes in titles),
         *([f'- … and {more} more (ctx_search with source: "{report.label}")'] if more else []),
         "",
     ]
-    for label, note, shown in report.cut[:MAX_CUT_SHOWN]:
-        out += [f"## {label}: output too large to index whole", "", note + ":", shown, ""]
+    for label, note, preview in report.cut[:MAX_CUT_SHOWN]:
+        out += [f"## {label}: output too large to index whole", "", note + ":", preview, ""]
     if len(report.cut) > MAX_CUT_SHOWN:
         out += [f"(and {len(report.cut) - MAX_CUT_SHOWN} more commands cut the same way)", ""]
     used = sum(len(x) for x in out)
@@ -254,11 +313,15 @@ def render_batch(report: BatchReport) -> str:
             out.append(f'## {query}\n(output cap reached — use ctx_search(queries: ["{query}"]))\n')
             continue
         block = [f"## {query}", ""]
-        if hits:
-            for title, snippet in hits:
+        novel = [(title, _novel(snippet, shown)) for title, snippet in hits]
+        for title, snippet in novel:
+            if snippet:
                 block += [f"### {title}", snippet, ""]
-        else:
+                shown.update(ln.strip() for ln in snippet.splitlines())
+        if not hits:
             block += ["No matching sections found.", ""]
+        elif not any(snippet for _, snippet in novel):
+            block += ["(its matches are the key lines shown above)", ""]
         text = "\n".join(block)
         used += len(text)
         out.append(text)

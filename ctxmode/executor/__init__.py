@@ -7,9 +7,11 @@ the project directory as its working directory, as a shell command does: relativ
 compiled binary, stay in the run's temp directory.
 """
 
+import os
 import shutil
 import threading
 import time
+import weakref
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -17,7 +19,7 @@ from pathlib import Path
 from ctxmode import settings
 from ctxmode.errors import EnvironmentProblem, NotFoundError
 from ctxmode.executor import sandbox
-from ctxmode.executor.capture import Extent, measured
+from ctxmode.executor.capture import Extent, measured, read_whole
 from ctxmode.executor.deadline import Deadline
 from ctxmode.executor.env import make_workdir, new_run_id, sandbox_env
 from ctxmode.executor.runtimes import LANGUAGES, find_runtime, normalize_language
@@ -63,6 +65,8 @@ class ExecResult:
     out: Extent | None = None  # how much stdout the run printed (None: all of `stdout`)
     err: Extent | None = None
     deadline: Deadline | None = None  # when the call's time is up (start + timeout)
+    # A cut run's whole output (files ``stdout``, ``stderr``), removed with the result.
+    spool: Path | None = None
 
     @property
     def stdout_extent(self) -> Extent:
@@ -71,6 +75,18 @@ class ExecResult:
     @property
     def stderr_extent(self) -> Extent:
         return measured(self.stderr, self.err)
+
+    def whole(self, stream: str, limit: int) -> tuple[str, int] | None:
+        """All that `stream` ("stdout" or "stderr") printed, from the run's kept file, up
+        to `limit` bytes (identical lines folded), and the bytes beyond it; None when the
+        captured text is already all of it or no file was kept."""
+        extent = self.stdout_extent if stream == "stdout" else self.stderr_extent
+        if self.spool is None or not extent.cut:
+            return None
+        path = self.spool / stream
+        if not path.is_file():
+            return None
+        return read_whole(path, limit)
 
     @property
     def printed_bytes(self) -> int:
@@ -214,10 +230,11 @@ def execute(
             keep_workdir = outcome.backgrounded
         else:
             outcome = sandbox.run_process(spawn, cancel=cancel, run_id=run_id)
+        spool = None if keep_workdir else _keep_output(workdir, outcome)
     finally:
         if not keep_workdir:
             shutil.rmtree(workdir, ignore_errors=True)
-    return ExecResult(
+    result = ExecResult(
         language=language,
         runtime=runtime.name,
         stdout=outcome.stdout,
@@ -233,4 +250,25 @@ def execute(
         out=outcome.out,
         err=outcome.err,
         deadline=deadline,
+        spool=spool,
     )
+    if spool is not None:
+        weakref.finalize(result, shutil.rmtree, spool, True)
+    return result
+
+
+def _keep_output(workdir: Path, outcome: sandbox.Outcome) -> Path | None:
+    """The files of a run whose captured text leaves part of its output out, moved out of
+    its temp directory so that all of it can be indexed; None for a whole capture."""
+    if not (outcome.out.cut or outcome.err.cut):
+        return None
+    spool = workdir.with_name(workdir.name + "-output")
+    try:
+        spool.mkdir(mode=0o700)
+        for name in ("stdout", "stderr"):
+            if (workdir / f".{name}").is_file():
+                os.replace(workdir / f".{name}", spool / name)
+    except OSError:
+        shutil.rmtree(spool, ignore_errors=True)
+        return None
+    return spool

@@ -143,6 +143,59 @@ def read_capture(
     return capture.finish()
 
 
+def read_whole(path: Path, limit: int) -> tuple[str, int]:
+    """All of an output file, with runs of three or more identical lines folded into the
+    line and ``[… repeated N times]`` as it is read (a flood of one line costs its line, not
+    gigabytes of list), up to `limit` bytes of that text, cut on a line boundary; and how
+    many bytes of the file are left unread."""
+    from itertools import groupby
+
+    parts: list[str] = []
+    carry = b""
+    read = produced = 0
+    previous: str | None = None
+    repeats = 0
+
+    def flush() -> None:
+        if previous is not None and repeats >= 3:
+            parts.append(f"[… repeated {repeats:,} times]\n")
+        elif previous is not None and repeats == 2:
+            parts.append(previous + "\n")
+
+    try:
+        with path.open("rb") as handle:
+            while produced < limit:
+                block = handle.read(min(_BLOCK, limit - produced))
+                if not block:
+                    break
+                read += len(block)
+                produced += len(block)
+                data = carry + block
+                cut = data.rfind(b"\n")
+                if cut < 0 and produced < limit:
+                    carry = data
+                    continue
+                carry, data = data[cut + 1 :], data[: cut + 1]
+                for line, group in groupby(_decode(data).split("\n")[:-1]):
+                    n = sum(1 for _ in group)
+                    if line == previous:
+                        repeats += n
+                        produced -= (len(line) + 1) * n  # folded: costs nothing more
+                        continue
+                    produced -= (len(line) + 1) * (n - 1)
+                    flush()
+                    parts.append(line + "\n")
+                    previous, repeats = line, n
+            size = os.fstat(handle.fileno()).st_size
+    except OSError:
+        return "".join(parts), 0
+    flush()
+    if carry and read >= size:
+        parts.append(_decode(carry))
+        carry = b""
+    return "".join(parts), max(0, size - read) + len(carry)
+
+
 def measured(text: str, extent: Extent | None) -> Extent:
     """`extent`, or for a text that no capture measured (None), the text's own."""
     if extent is not None:

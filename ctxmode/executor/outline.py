@@ -52,10 +52,8 @@ def whole_line(line: str, limit: int = LINE_MAX) -> str:
 
 
 def _last(pattern: re.Pattern[str], text: str) -> str | None:
-    found = None
-    for found in pattern.finditer(text):
-        pass
-    return whole_line(found.group(0)) if found else None
+    matches = pattern.findall(text) if pattern.groups == 0 else []
+    return whole_line(matches[-1]) if matches else None
 
 
 def _detail(lines: list[str], keep: Callable[[str], bool]) -> list[str]:
@@ -274,8 +272,7 @@ def _go_test(text: str) -> Outline | None:
                 break
             body.append(ln)
         items.append(Item(f"--- FAIL: {m.group(2)}", _detail(body, lambda _: True)))
-    for m in _GO_PANIC.finditer(text):
-        items.append(Item(whole_line(m.group(0))))
+    items.extend(Item(whole_line(m.group(0))) for m in _GO_PANIC.finditer(text))
     return Outline("go test", counts, items)
 
 
@@ -304,8 +301,8 @@ def _cargo_test(text: str) -> Outline | None:
         )
         items.append(Item(f"FAILED {m.group(1)}", _detail(body[:stop], lambda _: True)))
     if not items:
-        for name in re.findall(r"^test (\S+) \.\.\. FAILED$", text, re.M):
-            items.append(Item(f"FAILED {name}"))
+        names = re.findall(r"^test (\S+) \.\.\. FAILED$", text, re.M)
+        items.extend(Item(f"FAILED {name}") for name in names)
     return Outline("cargo test", counts, items)
 
 
@@ -329,12 +326,15 @@ def _diff(text: str) -> Outline | None:
             stop = hunks[k + 1].start() if k + 1 < len(hunks) else end
             lines = text[h.end() + 1 : stop].split("\n")
             changed = [
-                n for n, ln in enumerate(lines) if ln[:1] in "+-" and not ln.startswith(("+++", "---"))
+                n
+                for n, ln in enumerate(lines)
+                if ln[:1] in "+-" and not ln.startswith(("+++", "---"))
             ]
             keep: set[int] = set()
             for n in changed:  # each changed line, with one line of context either side
                 keep.update((n - 1, n, n + 1))
-            shown, last = [], -2
+            shown: list[str] = []
+            last = -2
             for n in sorted(k for k in keep if 0 <= k < len(lines) and lines[k].strip()):
                 if n > last + 1 and shown:
                     shown.append("…")
@@ -463,8 +463,17 @@ def _log(text: str) -> Outline | None:
 
 # --------------------------------------------------------------------------- entry points
 
-_RECOGNISERS = (_pytest, _unittest, _jest, _node_test, _go_test, _cargo_test, _diff,
-                _diagnostics, _traceback)
+_RECOGNISERS = (
+    _pytest,
+    _unittest,
+    _jest,
+    _node_test,
+    _go_test,
+    _cargo_test,
+    _diff,
+    _diagnostics,
+    _traceback,
+)
 
 
 def outline(text: str, *, logs: bool = True) -> Outline | None:

@@ -15,6 +15,7 @@ How to read what was indexed is said in the caller's own syntax: a ``ctx_search(
 for an agent on MCP, a ``ctxmode search ...`` command line for the CLI (`Syntax`).
 """
 
+import re
 import shlex
 from collections.abc import Callable
 from contextlib import AbstractContextManager
@@ -24,20 +25,18 @@ from typing import TYPE_CHECKING, Literal
 
 from ctxmode.executor import ExecResult
 from ctxmode.executor.capture import Extent, measured, size
-from ctxmode.executor.deadline import Deadline
+from ctxmode.executor.outline import whole_line
 
 if TYPE_CHECKING:  # a small output is shaped without loading the store or the digester
-    from ctxmode.executor.digest import Digest
     from ctxmode.store import ContentStore
 
 INTENT_MIN_BYTES = 5_000
 INDEX_MIN_BYTES = 102_400
 INTENT_HITS = 5
 PREVIEW_CHARS = 120
-ERROR_INTENT = "errors failures exceptions"
-INDEX_MAX_BYTES = 2 * 1024 * 1024  # the most of one output that is indexed
-INDEX_BYTES_PER_S = 512 * 1024  # what indexing is assumed to manage on a busy machine
-PREVIEW_BYTES = 4096  # of each stream, in the answer about an output too large to show
+INDEX_MAX_BYTES = 64 * 1024 * 1024  # the most of one output that is indexed (the ceiling)
+PREVIEW_BYTES = 1024  # of each stream, in the answer about an unrecognised large output
+OUTLINE_BYTES = 6 * 1024  # the key lines of a recognised output (failures, hunks, errors)
 ANSWER_MAX_BYTES = INDEX_MIN_BYTES + 16 * 1024
 
 # A fresh store (closed after use) or a shared one (a context that leaves it open).
@@ -95,6 +94,21 @@ def _best_line(text: str, words: list[str]) -> str:
     return max(lines, key=lambda ln: sum(1 for w in words if w in ln.lower()))
 
 
+_READABLE = re.compile(r"^[^\W\d]+(?:[_.-][^\W\d]+)*$")
+_HEXISH = re.compile(r"^[0-9a-f]+$")
+
+
+def readable_terms(terms: list[str], top: int = 20) -> list[str]:
+    """The terms an agent could search for: words, not ids, hashes or numbers."""
+    return [t for t in terms if _READABLE.match(t) and not _HEXISH.match(t)][:top]
+
+
+def output_kind(text: str) -> str:
+    """How a run's output is chunked, the same in every call: markdown when it has
+    headings, else plain text."""
+    return "markdown" if re.search(r"^#{1,6} \S", text[:200_000], re.M) else "plain"
+
+
 def intent_view(
     store: "ContentStore",
     output: str,
@@ -103,40 +117,42 @@ def intent_view(
     *,
     whole: Extent | None = None,
     syntax: Syntax = "mcp",
-) -> str:
-    """Index `output` under `label` (plain text) and list the sections matching `intent`.
+) -> tuple[str, bool]:
+    """Index `output` under `label` and list the sections matching `intent`; and whether
+    any did.
 
     `whole`: the size of the run's output when `output` is a digest of it."""
-    report = store.index_text(output, label, kind="plain")
+    report = store.index_text(output, label, kind=output_kind(output))
     result = store.search(intent, limit=INTENT_HITS, source=label, exact_source=True, refresh=False)
-    terms = store.distinctive_terms(label)
     whole = whole or measured(output, None)
     out = [f'Indexed {report.chunks} sections from "{label}" into knowledge base.']
     if result.hits:
         out.append(
-            f'{len(result.hits)} sections matched "{intent}" ({whole.lines} lines, '
+            f'{len(result.hits)} sections matched "{intent}" ({whole.lines:,} lines, '
             f"{_kb(whole.bytes)}):"
         )
         out.append("")
         words = [w for w in intent.lower().split() if len(w) > 2]
-        out.extend(
-            f"  - {hit.title[:PREVIEW_CHARS]}: {_best_line(hit.snippet, words)[:PREVIEW_CHARS]}"
-            for hit in result.hits
-        )
+        for hit in result.hits:
+            line = _best_line(hit.snippet, words)
+            title = hit.title if hit.title.strip() != line else ""
+            shown = f"{title[:PREVIEW_CHARS]}: {line}" if title else line
+            out.append(f"  - L{hit.start_line}: {whole_line(shown)}")
     else:
         out.append(
-            f'No sections matched intent "{intent}" in {whole.lines}-line output '
+            f'No sections matched intent "{intent}" in {whole.lines:,}-line output '
             f"({_kb(whole.bytes)})."
         )
-    if terms:
-        out += ["", "Searchable terms: " + ", ".join(terms)]
+        terms = readable_terms(store.distinctive_terms(label))
+        if terms:
+            out += ["", "Searchable terms: " + ", ".join(terms)]
     out += ["", search_hint(label, syntax, section=True)]
-    return "\n".join(out)
+    return "\n".join(out), bool(result.hits)
 
 
 def pointer(store: "ContentStore", output: str, label: str, syntax: Syntax = "mcp") -> str:
-    """Index a large successful output (markdown) and say how to search it."""
-    report = store.index_text(output, label, kind="markdown")
+    """Index a large output and say how to search it."""
+    report = store.index_text(output, label, kind=output_kind(output))
     return (
         f"Indexed {report.chunks} sections ({report.code_chunks} with code) from: {label}\n"
         + search_hint(label, syntax)
@@ -146,20 +162,24 @@ def pointer(store: "ContentStore", output: str, label: str, syntax: Syntax = "mc
 # --------------------------------------------------------------------------- bounds
 
 
-def index_budget(deadline: Deadline | None) -> int:
-    """How many bytes of one output to index: the most, or what the call's time allows."""
-    if deadline is None:
-        return INDEX_MAX_BYTES
-    return int(min(INDEX_MAX_BYTES, deadline.for_after_run() * INDEX_BYTES_PER_S))
-
-
-def preview(text: str, extent: Extent) -> str:
-    """`text` as is when it is all there and small, else its digest at `PREVIEW_BYTES`."""
+def preview(text: str, extent: Extent, budget: int = PREVIEW_BYTES) -> str:
+    """`text` as is when it is all there and small, else its digest at `budget` bytes."""
     if not extent.cut and extent.bytes <= INDEX_MIN_BYTES:
         return text
     from ctxmode.executor.digest import digest
 
-    return digest(text, extent, PREVIEW_BYTES).text
+    return digest(text, extent, budget).text
+
+
+def key_lines(text: str, extent: Extent, *, logs: bool = True) -> str:
+    """What the agent needs first of a large output: its outline when it is a known kind
+    (test run, diff, diagnostics, traceback, log errors), else a short preview."""
+    from ctxmode.executor.outline import outline, render
+
+    found = outline(text, logs=logs)
+    if found is None:
+        return ""
+    return f"[{found.kind}]\n{render(found, OUTLINE_BYTES)}"
 
 
 def clip(text: str, limit: int = ANSWER_MAX_BYTES) -> str:
@@ -173,21 +193,19 @@ def clip(text: str, limit: int = ANSWER_MAX_BYTES) -> str:
     return f"{head}[… answer cut at {size(limit)}: {size(len(data) - len(head))} more]"
 
 
-def _index_note(digests: "list[Digest]", extents: list[Extent], budget: int) -> str:
-    """A line saying how what was indexed differs from what the run printed ("" if not)."""
-    if all(d.whole for d in digests):
+def ceiling_note(left_out: int, syntax: Syntax) -> str:
+    """The first line of an answer about an output indexed only in part ("" if whole)."""
+    if not left_out:
         return ""
-    what = []
-    if any(d.collapsed for d in digests):
-        what.append("repeated lines collapsed")
-    left_out = sum(d.omitted_bytes for d in digests)
-    if left_out:
-        what.append(f"{size(left_out)} in the middle left out")
-        if budget < INDEX_MAX_BYTES and left_out > sum(e.omitted_bytes for e in extents):
-            what[-1] += " (the call's time limit)"
-    indexed = sum(_bytes(d.text) for d in digests)
-    whole = sum(e.bytes for e in extents)
-    return f"\nIndexed {size(indexed)} of {size(whole)}: {', '.join(what)}."
+    how = (
+        "write it to a file and index that with ctxmode index FILE"
+        if syntax == "cli"
+        else "write it to a file in the run and index that with ctx_index(path: ...)"
+    )
+    return (
+        f"Note: the last {size(left_out)} of this output were not indexed (at most "
+        f"{size(INDEX_MAX_BYTES)} of one output are); to reach them, {how}.\n\n"
+    )
 
 
 def _printed(name: str, extent: Extent) -> str:
@@ -195,7 +213,7 @@ def _printed(name: str, extent: Extent) -> str:
 
 
 def _cut_note(result: ExecResult, *, stdout_only: bool) -> str:
-    """What a cut output's answer leaves out, and why the run stopped."""
+    """How much a large output printed, and why the run stopped."""
     out, err = result.stdout_extent, result.stderr_extent
     parts = [_printed("stdout", out)]
     if err.bytes and not stdout_only:
@@ -209,10 +227,50 @@ def _cut_note(result: ExecResult, *, stdout_only: bool) -> str:
         why = "output capped — process killed"
     else:
         why = "output too large to show"
-    return f"_({why}: {printed}; its first and last lines are shown above, repeats collapsed)_"
+    return f"_({why}: {printed})_"
 
 
 # --------------------------------------------------------------------------- shaping
+
+
+def _stream(result: ExecResult, name: str) -> tuple[str, Extent, int]:
+    """All of one stream that is indexed, its extent, and the bytes beyond the ceiling."""
+    text, extent = (
+        (result.stdout, result.stdout_extent)
+        if name == "stdout"
+        else (result.stderr, result.stderr_extent)
+    )
+    whole = result.whole(name, INDEX_MAX_BYTES)
+    if whole is not None:
+        return whole[0], extent, whole[1]
+    if extent.bytes > INDEX_MAX_BYTES or extent.cut:  # no file kept: the capture is all
+        return text, extent, extent.omitted_bytes
+    return text, extent, 0
+
+
+def _answer(
+    open_store: StoreOpener,
+    indexed: str,
+    whole: Extent,
+    label: str,
+    intent: str | None,
+    *,
+    syntax: Syntax,
+) -> tuple[str, str]:
+    """(what comes before the knowledge-base part, the knowledge-base part) of the answer
+    about an output that is indexed: with an intent that matches, the matches alone; else
+    the output's key lines, then where it was indexed."""
+    with open_store() as store:
+        if intent:
+            view, matched = intent_view(store, indexed, intent, label, whole=whole, syntax=syntax)
+            if matched:
+                return "", view
+        else:
+            view = pointer(store, indexed, label, syntax)
+    shown = key_lines(indexed, whole, logs=True)
+    if not shown:  # an output of no known kind: where it is, then a glimpse of it
+        return "", f"{view}\n\nIts first and last lines:\n{preview(indexed, whole)}"
+    return shown, view
 
 
 def _large(
@@ -225,51 +283,51 @@ def _large(
     both: bool,
     syntax: Syntax,
 ) -> Shaped:
-    """An output too large to show: its first and last lines, a note of what was left out,
-    and a bounded digest of it indexed (under ``<label>:error`` when the run `failed`).
-    `both`: the answer shows stdout and stderr, else stdout only."""
-    budget = index_budget(result.deadline)
-    streams = [(result.stdout, result.stdout_extent)]
+    """An output too large to show: all of it indexed (under ``<label>:error`` when the
+    run `failed`), and its key lines or the sections matching `intent`.
+    `both`: the answer is about stdout and stderr, else stdout only."""
+    streams = [_stream(result, "stdout")]
     if both:
-        streams.append((result.stderr, result.stderr_extent))
-    share = budget // max(1, sum(1 for _, e in streams if e.bytes))
-    from ctxmode.executor.digest import digest
-
-    digests = [digest(text, extent, share) for text, extent in streams]
-    previews = [preview(text, extent) for text, extent in streams]
+        streams.append(_stream(result, "stderr"))
     if both:
         # A run ctxmode stopped has no exit code of its own (the note says why it stopped;
         # the CLI exits 124 for both).
         stopped = result.timed_out or result.capped
         code = "" if stopped else f"Exit code: {result.exit_code}\n\n"
-        shown = f"{code}stdout:\n{previews[0]}\n\nstderr:\n{previews[1]}"
-        indexed = f"{code}stdout:\n{digests[0].text}\n\nstderr:\n{digests[1].text}"
+        indexed = f"{code}stdout:\n{streams[0][0]}\n\nstderr:\n{streams[1][0]}"
     else:
-        shown, indexed = previews[0], digests[0].text
-    extents = [extent for _, extent in streams]
-    whole = Extent(sum(e.bytes for e in extents), sum(e.lines for e in extents))
+        indexed = streams[0][0]
+    whole = Extent(sum(e.bytes for _, e, _ in streams), sum(e.lines for _, e, _ in streams))
     index_label = f"{label}:error" if failed else label
-    with open_store() as store:
-        if intent or failed:
-            view = intent_view(
-                store, indexed, intent or ERROR_INTENT, index_label, whole=whole, syntax=syntax
-            )
-        else:
-            view = pointer(store, indexed, label, syntax)
+    shown, view = _answer(open_store, indexed, whole, index_label, intent, syntax=syntax)
+    first = ceiling_note(sum(left for _, _, left in streams), syntax)
     note = _cut_note(result, stdout_only=not both)
-    view += _index_note(digests, extents, budget)
-    text = f"{shown.rstrip()}\n\n{note}\n\n{view}"
-    return Shaped(clip(text), failed, index_label, _bytes(indexed), view)
+    body = f"{shown.rstrip()}\n\n{note}\n\n" if shown else f"{note}\n\n"
+    text = f"{first}{body}{view}"
+    return Shaped(clip(text), failed, index_label, _bytes(indexed), first + view)
 
 
-def _indexable(output: str, deadline: Deadline | None) -> tuple[str, str]:
-    """What to index of a whole (not cut) output, and the note saying how it differs."""
-    budget = index_budget(deadline)
-    extent = measured(output, None)
-    from ctxmode.executor.digest import digest
-
-    found = digest(output, extent, budget)
-    return found.text, _index_note([found], [extent], budget)
+def _indexed_whole(
+    output: str,
+    label: str,
+    open_store: StoreOpener,
+    intent: str | None,
+    *,
+    failed: bool,
+    syntax: Syntax,
+) -> Shaped:
+    """An output the run's capture holds whole, too large (or, with an intent, large
+    enough) to show: indexed, with its key lines or the sections matching `intent`."""
+    whole = measured(output, None)
+    left_out = max(0, whole.bytes - INDEX_MAX_BYTES)
+    indexed = output
+    if left_out:
+        indexed = output.encode("utf-8", "replace")[:INDEX_MAX_BYTES].decode("utf-8", "ignore")
+        indexed = indexed[: indexed.rfind("\n") + 1] or indexed
+    shown, view = _answer(open_store, indexed, whole, label, intent, syntax=syntax)
+    first = ceiling_note(left_out, syntax)
+    text = clip(f"{first}{shown.rstrip()}\n\n{view}" if shown else f"{first}{view}")
+    return Shaped(text, failed, label, _bytes(indexed), text)
 
 
 def shape(
@@ -314,32 +372,14 @@ def shape(
         size = _bytes(output)
         error_label = f"{label}:error" if is_error else label
         if (intent and size > INTENT_MIN_BYTES) or size > INDEX_MIN_BYTES:
-            indexed, note = _indexable(output, result.deadline)
-            with open_store() as store:
-                text = intent_view(
-                    store,
-                    indexed,
-                    intent or ERROR_INTENT,
-                    error_label,
-                    whole=measured(output, None),
-                    syntax=syntax,
-                )
-            text = clip(text + note)
-            return Shaped(text, is_error, error_label, _bytes(indexed), text)
+            return _indexed_whole(
+                output, error_label, open_store, intent, failed=is_error, syntax=syntax
+            )
         return Shaped(output, is_error)
     if out.cut:
         return large(failed=False, both=False)
     output = result.stdout or "(no output)"
     size = _bytes(output)
     if (intent and size > INTENT_MIN_BYTES) or size > INDEX_MIN_BYTES:
-        indexed, note = _indexable(output, result.deadline)
-        with open_store() as store:
-            if intent and size > INTENT_MIN_BYTES:
-                view = intent_view(
-                    store, indexed, intent, label, whole=measured(output, None), syntax=syntax
-                )
-            else:
-                view = pointer(store, indexed, label, syntax)
-        text = clip(view + note)
-        return Shaped(text, False, label, _bytes(indexed), text)
+        return _indexed_whole(output, label, open_store, intent, failed=False, syntax=syntax)
     return Shaped(output, False)

@@ -116,40 +116,64 @@ def test_repeated_lines_are_collapsed_in_what_is_indexed(run, kb):
     assert "heartbeat ok\n[… repeated " in indexed
     assert indexed.count("heartbeat ok") < 10
     assert shaped.indexed_bytes < 10_000
-    assert "repeated lines collapsed" in shaped.text
+    assert "heartbeat ok\n[… repeated 300,000 times]" in shaped.text
     with ContentStore(kb) as store:
         hits = store.search("quokka census total", source="execute:python", exact_source=True)
     assert any("4242" in hit.snippet for hit in hits.hits)
 
 
-def test_near_identical_lines_collapse_when_repeats_alone_do_not_fit(kb):
+def test_an_output_under_the_ceiling_is_indexed_whole(kb):
     stdout = "".join(f"processed record {i} status ok\n" for i in range(100_000))
     stdout += "final tally 100000 records\n"
-    assert len(stdout) > INDEX_MAX_BYTES
     shaped = view(_made(stdout), kb)
-    indexed = indexed_text(kb, "execute:shell")
-    assert indexed.startswith("processed record 0 status ok\n[… 99,998 similar lines …]\n")
-    assert "processed record 99999 status ok\nfinal tally 100000 records" in indexed
-    assert shaped.indexed_bytes < 1000
+    assert shaped.indexed_bytes == len(stdout)
+    with ContentStore(kb) as store:
+        hits = store.search("processed record 54321", source="execute:shell", exact_source=True)
+    assert any("record 54321 status" in hit.snippet for hit in hits.hits)
 
 
-def test_what_is_indexed_is_bounded_whatever_was_printed(run, kb):
-    code = "import random\nfor i in range(120_000):\n    print(random.getrandbits(256))\n"
+def test_a_cut_capture_is_indexed_whole_from_the_run_s_file(run, kb):
+    code = (
+        "import random\n"
+        "for i in range(120_000):\n"
+        "    print(random.getrandbits(256))\n"
+        "    if i == 60_000: print('zebra crossing failure in the middle')\n"
+    )
     result = run("python", code)
-    assert result.stdout_extent.bytes > 8_000_000
+    assert result.stdout_extent.cut and result.stdout_extent.bytes > 8_000_000
     shaped = view(result, kb)
-    assert 0 < shaped.indexed_bytes <= INDEX_MAX_BYTES
-    assert "in the middle left out" in shaped.text
+    assert shaped.indexed_bytes >= result.stdout_extent.bytes
+    assert "not indexed" not in shaped.text
+    with ContentStore(kb) as store:
+        hits = store.search("zebra crossing failure", source="execute:python", exact_source=True)
+    assert any("zebra crossing failure in the middle" in hit.snippet for hit in hits.hits)
+    assert result.spool is not None and result.spool.is_dir()
+    spool = result.spool
+    del result, shaped
+    import gc
+
+    gc.collect()
+    assert not spool.exists()  # the run's files go with its result
 
 
-def test_indexing_after_the_deadline_gets_only_the_grace_budget(kb):
+def test_past_the_ceiling_the_answer_says_so_first(run, kb, monkeypatch):
+    from ctxmode.executor import shaping
+
+    monkeypatch.setattr(shaping, "INDEX_MAX_BYTES", 1024 * 1024)
+    code = "import random\nfor i in range(120_000):\n    print(random.getrandbits(256))\n"
+    shaped = view(run("python", code), kb)
+    assert shaped.text.startswith("Note: the last ")
+    assert "ctx_index(path: ...)" in shaped.text.split("\n")[0]
+    assert shaped.indexed_bytes <= 1024 * 1024
+
+
+def test_the_call_s_deadline_does_not_shrink_what_is_indexed(kb):
     lines = [_word(i) + " " + _word(i * 7919 % 104729) + " distinct" for i in range(150_000)]
     stdout = "\n".join(lines) + "\n"
     extent = Extent(len(stdout.encode()), len(lines))
     result = _made(stdout, out=extent, deadline=Deadline(time.monotonic() - 1))
     shaped = view(result, kb)
-    assert shaped.indexed_bytes <= INDEX_MAX_BYTES // 3
-    assert "the call's time limit" in shaped.text
+    assert shaped.indexed_bytes == len(stdout)
 
 
 def _word(n: int) -> str:
@@ -185,7 +209,6 @@ def test_a_flood_answer_shows_the_head_and_says_what_was_cut(run, kb, stream):
     assert shaped.is_error is True
     assert "stdout:\nstart\n" in shaped.text
     assert "hello-fast-line\n[… repeated " in shaped.text
-    assert "lines omitted …]" in shaped.text
     assert "output capped" in shaped.text
     assert len(shaped.text.encode()) < 8192
 
@@ -196,7 +219,7 @@ def test_a_timed_out_flood_answer_is_partial_and_bounded(run, kb):
     assert result.timed_out is True and not result.capped
     shaped = view(result, kb)
     assert shaped.is_error is False
-    assert shaped.text.startswith("start\n1\n")
+    assert "Its first and last lines:\nstart\n1\n" in shaped.text
     assert "_(timed out after 2000ms — partial output: stdout " in shaped.text
     assert len(shaped.text.encode()) < 8192
 
