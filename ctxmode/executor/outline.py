@@ -150,7 +150,7 @@ def _unittest(text: str) -> Outline | None:
 
 # --------------------------------------------------------------------------- jest / vitest
 
-_JEST_COUNT = re.compile(r"^\s*(?:Tests|Test Suites|Test Files):\s+.*\d+.*$", re.M)
+_JEST_COUNT = re.compile(r"^[ \t]*(?:Tests|Test Suites|Test Files):?[ \t]+.*\d+.*$", re.M)
 _JEST_HEAD = re.compile(r"^\s*● (.+›.+|.+)$", re.M)
 _VITEST_HEAD = re.compile(r"^\s*(?:FAIL|×|✗)\s+(\S.*>.*)$", re.M)
 _CODE_FRAME = re.compile(r"^\s*(?:>?\s*\d+\s*\||\|\s)")
@@ -271,6 +271,11 @@ def _go_test(text: str) -> Outline | None:
             if not ln.strip() or len(ln) - len(ln.lstrip()) <= indent:
                 break
             body.append(ln)
+        if not body:  # go test -v: the test's log lines come between its RUN and its FAIL
+            run = text.rfind(f"=== RUN   {m.group(2)}\n", 0, m.start())
+            if run >= 0:
+                between = text[run : m.start()].split("\n")[1:]
+                body = [ln for ln in between if ln.startswith((" ", "\t"))]
         items.append(Item(f"--- FAIL: {m.group(2)}", _detail(body, lambda _: True)))
     items.extend(Item(whole_line(m.group(0))) for m in _GO_PANIC.finditer(text))
     return Outline("go test", counts, items)
@@ -356,7 +361,7 @@ _DIAGNOSTIC = re.compile(
     r"|\S+:\d+(?::\d+)?: (?:error|warning|fatal error): .+"  # mypy, gcc, clang
     r"|(?:error|warning)(?:\[E\d+\])?: .+"  # rustc
     r"|\S+:\d+:\d+: [A-Z]+\d+ .+"  # ruff, flake8
-    r"|\s+\d+:\d+\s+(?:error|warning)\s+.+"  # eslint
+    r"|[ \t]+\d+:\d+[ \t]+(?:error|warning)[ \t]+.+"  # eslint
     r")$",
     re.M,
 )
@@ -379,8 +384,7 @@ def _diagnostics(text: str) -> Outline | None:
     for m in found:
         line = m.group(0)
         if line.startswith((" ", "\t")):  # eslint: the file is the last unindented path above
-            above = text.rfind("\n", 0, m.start() - 1)
-            for prev in reversed(text[: max(0, above)].split("\n")[-50:]):
+            for prev in reversed(text[max(0, m.start() - 4000) : m.start()].split("\n")):
                 if prev.strip() and not prev.startswith((" ", "\t")):
                     current_file = prev.strip()
                     break

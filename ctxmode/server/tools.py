@@ -15,7 +15,7 @@ from ctxmode import batch, security
 from ctxmode.errors import NotFoundError, UsageError
 from ctxmode.executor import ExecRequest, execute, file_size
 from ctxmode.executor.runtimes import normalize_language
-from ctxmode.executor.shaping import shape
+from ctxmode.executor.shaping import INDEX_MAX_BYTES, shape
 from ctxmode.server import coerce
 from ctxmode.server.render import render_search
 from ctxmode.server.state import SEARCH_HARD, SEARCH_SOFT, ServerState
@@ -25,10 +25,12 @@ from ctxmode.store.query import MAX_HITS
 log = logging.getLogger("ctxmode.server")
 
 DEFAULT_SEARCH_LIMIT = 3
+SOURCES_NAMED = 10  # in the answer to a search on a source that does not exist
 SKIPPED_NAMES_SHOWN = 10
 # How long one ctx_index of a directory may run: under the shortest host tool timeout
 # (Codex: 60 s). Calling again goes on where it stopped.
 INDEX_BUDGET_S = 45
+FILE_MAX_BYTES = INDEX_MAX_BYTES  # one file named by path: as much as one run's output
 EMPTY_KB = (
     "Knowledge base is empty — no content has been indexed yet. Index first with "
     "ctx_batch_execute(commands, queries), ctx_fetch_and_index(url) or "
@@ -184,7 +186,13 @@ def ctx_index(state: ServerState, args: dict[str, Any], call: Call) -> Reply:
     with state.store() as store:
         if not target.is_dir():
             label = source or label_for(target, state.project_dir, None, None)
-            report = store.index_file(target, label)
+            report = store.index_file(
+                target,
+                label,
+                max_bytes=FILE_MAX_BYTES,
+                over=f"ctx_index reads at most {FILE_MAX_BYTES >> 20} MB of one file: split it,"
+                " e.g. with ctx_execute running `split -C 32m FILE part-`, and index the parts",
+            )
             call.meter.handled = call.meter.indexed = report.bytes
             return _indexed(report.chunks, report.code_chunks, report.label), False
         end = time.monotonic() + INDEX_BUDGET_S
@@ -257,14 +265,20 @@ def ctx_search(state: ServerState, args: dict[str, Any], call: Call) -> Reply:
                 "for your next research step."
             ), True
         effective = 1 if count > SEARCH_SOFT else (limit if timeline else min(limit, 2))
-        searches = (
-            store.search(q, limit=effective, source=source, content_type=content_type)
-            for q in ([] if empty else queries)
-        )
+        seen: list[Any] = []
+
+        def search(query: str) -> Any:
+            result = store.search(query, limit=effective, source=source, content_type=content_type)
+            seen.append(result)
+            return result
+
+        searches = (search(q) for q in ([] if empty else queries))
         if timeline:
             results = list(searches)
         else:
             text = render_search(searches, queries)  # searched until the reply is full
+            if source and not any(r.hits for r in seen):
+                text = _unknown_source(store, source) + text
     if timeline:
         text = _timeline(state, queries, results, effective, only_knowledge=source is not None)
     if count >= SEARCH_SOFT:
@@ -274,6 +288,19 @@ def ctx_search(state: ServerState, args: dict[str, Any], call: Call) -> Reply:
             "ctx_batch_execute."
         )
     return text, False
+
+
+def _unknown_source(store: Any, source: str) -> str:
+    """The note above a search scoped to a `source` that no indexed source matches ("" when
+    one does): what exists instead."""
+    if store.source_labels(source, limit=1):
+        return ""
+    labels = store.source_labels(limit=SOURCES_NAMED)
+    named = ", ".join(f'"{label}"' for label in labels)
+    return (
+        f'No indexed source matches source: "{source}". The latest sources: {named}. '
+        "Search without source to look in all of them.\n\n"
+    )
 
 
 def _timeline(

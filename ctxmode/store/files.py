@@ -77,7 +77,9 @@ def looks_binary(head: bytes) -> bool:
     return bad / len(head) > 0.1 or head.decode("utf-8", "replace").count("\ufffd") > len(head) / 20
 
 
-def read_text_file(path: Path, max_bytes: int = MAX_FILE_BYTES) -> FileText:
+def read_text_file(
+    path: Path, max_bytes: int = MAX_FILE_BYTES, *, over: str = "raise it with --max-file-size"
+) -> FileText:
     """Read one regular text file, bound to one descriptor (no check/use race).
 
     Raises:
@@ -102,7 +104,7 @@ def read_text_file(path: Path, max_bytes: int = MAX_FILE_BYTES) -> FileText:
         if info.st_size > max_bytes:
             raise InputError(
                 f"skipping {path}: {info.st_size:,} bytes is over the {max_bytes:,}-byte limit "
-                "(raise it with --max-file-size)"
+                f"({over})"
             )
         try:
             data = handle.read(max_bytes + 1)

@@ -558,8 +558,10 @@ class ContentStore:
         kind: str | None = None,
         max_bytes: int | None = None,
         session_id: str = "",
+        over: str = "raise it with --max-file-size",
     ) -> IndexReport:
-        """Index one regular text file; the label defaults to its absolute path.
+        """Index one regular text file; the label defaults to its absolute path. `over`:
+        what the message about a file over `max_bytes` tells the caller to do.
 
         Raises:
             NotFoundError, InputError: see `files.read_text_file`; InputError also for a
@@ -592,7 +594,7 @@ class ContentStore:
             if info is not None and stat.S_ISREG(info.st_mode) and info.st_size <= limit:
                 if _same_stat(known, info):
                     return self._unchanged(known, label, session_id)
-        read = read_text_file(resolved, limit)
+        read = read_text_file(resolved, limit, over=over)
         if known is not None and read.sha256 == known["content_hash"]:
             self._touch(label, read)
             return self._unchanged(known, label, session_id)
@@ -944,6 +946,21 @@ class ContentStore:
     # ------------------------------------------------------------------ terms
 
     @_healing
+    def source_labels(self, containing: str | None = None, limit: int = 10) -> list[str]:
+        """Labels of sources, the latest indexed first; only those holding `containing`
+        (case-insensitively) when it is given."""
+        if containing is None:
+            rows = self._con.execute(
+                "SELECT label FROM sources ORDER BY indexed_at DESC, id DESC LIMIT ?", (limit,)
+            )
+        else:
+            rows = self._con.execute(
+                "SELECT label FROM sources WHERE instr(lower(label), lower(?)) > 0"
+                " ORDER BY indexed_at DESC, id DESC LIMIT ?",
+                (containing, limit),
+            )
+        return [row[0] for row in rows]
+
     def distinctive_terms(self, label: str, top: int = 40) -> list[str]:
         """Words that characterise one source: frequent in some chunks, not in all.
 
