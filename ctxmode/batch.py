@@ -256,8 +256,13 @@ def _key_lines(runs: list[CommandRun]) -> list[tuple[CommandRun, str]]:
             found.append((run, shape))
     if not found:
         return []
-    share = max(OUTLINE_MIN, OUTLINE_BYTES // len(found))
-    return [(run, f"[{shape.kind}]\n" + render(shape, share)) for run, shape in found]
+    # the smaller outlines whole, what they leave to the larger ones
+    wants = [len(render(shape, OUTLINE_BYTES).encode("utf-8")) + 64 for _, shape in found]
+    shares = _shares(wants, max(OUTLINE_BYTES, OUTLINE_MIN * len(found)))
+    return [
+        (run, f"[{shape.kind}]\n" + render(shape, share))
+        for (run, shape), share in zip(found, shares, strict=True)
+    ]
 
 
 def _status(run: CommandRun) -> str:

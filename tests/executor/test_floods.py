@@ -11,7 +11,7 @@ import pytest
 from ctxmode.executor import Deadline, ExecResult
 from ctxmode.executor.capture import HEAD_BYTES, TAIL_BYTES, Capture, Extent
 from ctxmode.executor.digest import digest
-from ctxmode.executor.shaping import ANSWER_MAX_BYTES, INDEX_MAX_BYTES, shape
+from ctxmode.executor.shaping import ANSWER_MAX_BYTES, shape
 from ctxmode.store import ContentStore
 
 # Generous: catches a hang or a pathological slowdown, not a performance bound.

@@ -218,3 +218,53 @@ async def test_a_batch_searches_at_most_max_queries_and_says_so(client):
     assert not is_error
     assert f"Searched {MAX_QUERIES} queries." in text
     assert "(3 more queries not searched" in text
+
+
+FAILING_SUITE = """
+import pytest
+
+
+def scale(x):
+    return x * 3
+
+
+@pytest.mark.parametrize("n", range(30))
+def test_scale(n):
+    assert scale(n) == n * 2, f"scale({n}) should double"
+
+
+def test_passing():
+    assert True
+"""
+
+
+async def test_a_test_run_and_its_diff_answer_with_every_failure_and_changed_line(client, project):
+    import subprocess
+    import sys
+
+    (project / "test_scale.py").write_text(FAILING_SUITE.replace("x * 3", "x * 2"))
+    git = ["git", "-c", "user.email=a@b", "-c", "user.name=a"]
+    subprocess.run(["git", "init", "-q"], cwd=project, check=True)
+    subprocess.run(["git", "add", "."], cwd=project, check=True)
+    subprocess.run([*git, "commit", "-qm", "base"], cwd=project, check=True)
+    (project / "test_scale.py").write_text(FAILING_SUITE)  # the injected bug
+    pytest_cmd = f"{sys.executable} -m pytest -q -p no:cacheprovider test_scale.py"
+    text, is_error = await call(
+        client,
+        "ctx_batch_execute",
+        batch(
+            [
+                {"label": "tests", "command": pytest_cmd},
+                {"label": "diff", "command": "git diff"},
+            ],
+            ["failing tests", "AssertionError"],
+        ),
+    )
+    assert not is_error
+    assert "## tests (exit 1)" in text
+    assert "29 failed, 2 passed" in text  # n=0 passes: 0 * 3 == 0 * 2
+    for n in range(1, 30):
+        assert f"test_scale.py::test_scale[{n}]" in text
+        assert f"scale({n}) should double" in text
+    assert "-    return x * 2" in text and "+    return x * 3" in text
+    assert len(text.encode()) < 16 * 1024
