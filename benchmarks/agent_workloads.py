@@ -8,14 +8,15 @@ bytes shown, and bytes per found fact.
 
 Workloads (built under a scratch directory; nothing is committed):
 
-| workload | half | material | calls |
-| --- | --- | --- | --- |
-| pytest | tuning | more-itertools 10.5.0 sdist from PyPI (~660 tests), bug set A | ctx_batch_execute(pytest -q, git log, git diff; 3 queries), ctx_search of 3 failures |
-| unittest | held-out | the same sdist, bug set B, `python -m unittest` | the same |
-| node | tuning | a generated node:test suite (60 tests, 6 failing) | ctx_batch_execute(node --test; 2 queries) |
-| cargo | held-out | a generated crate (40 tests, 5 failing) | ctx_batch_execute(cargo test; 2 queries) |
-| mypy | held-out | more-itertools with injected type errors | ctx_execute(mypy) |
-| log-N | tuning (1, 20 MB), held-out (5, 50 MB) | a generated application log with four kinds of error at known places | ctx_execute(cat, intent) + ctx_search of the four; ctx_index(path) + ctx_search |
+- pytest (tuning): more-itertools 10.5.0's sdist from PyPI (~660 tests) with bug set A;
+  ctx_batch_execute of `pytest -q`, `git log`, `git diff` with three queries.
+- unittest (held-out): the same sdist with bug set B, `python -m unittest`; the same calls.
+- node (tuning): a generated node:test suite (60 tests, 6 failing); ctx_batch_execute.
+- cargo (held-out): a generated crate (40 tests, 5 failing); ctx_batch_execute.
+- mypy (held-out): the sdist with injected type errors; ctx_execute of mypy.
+- log-N (tuning: 1 and 20 MB; held-out: 5 and 50 MB): a generated application log with four
+  kinds of error at known places; ctx_execute `cat` with an intent, ctx_search for the four,
+  ctx_index by path, ctx_search scoped to it.
 
 The needed facts come from ground truth neither server sees: pytest's JUnit XML, a
 unittest result recorded by a runner of our own, mypy's JSON output, the generators' own
@@ -326,9 +327,8 @@ def cargo_workload(scratch: Path) -> dict[str, Any]:
         if i in failing:
             facts += [("id", f"tests::product_{i}"), ("message", f"left: {a * b}")]
     (repo / "src" / "lib.rs").write_text(
-        "pub fn mul(a: i64, b: i64) -> i64 { a * b }\n#[cfg(test)]\nmod tests {\n    use super::*;\n"
-        + "\n".join(tests)
-        + "\n}\n"
+        "pub fn mul(a: i64, b: i64) -> i64 { a * b }\n"
+        "#[cfg(test)]\nmod tests {\n    use super::*;\n" + "\n".join(tests) + "\n}\n"
     )
     facts.insert(0, ("count", "35 passed; 5 failed"))
     return {
@@ -414,7 +414,8 @@ def log_workload(scratch: Path, mb: float, half: str) -> dict[str, Any]:
             else:
                 line = (
                     f"2026-11-03T10:{n % 60:02d}:{(n * 7) % 60:02d}.{n % 1000:03d}Z INFO  "
-                    f"[api-{n % 8}] req={rnd.getrandbits(64):016x} GET /v1/items/{rnd.randint(1, 99999)} "
+                    f"[api-{n % 8}] req={rnd.getrandbits(64):016x} "
+                    f"GET /v1/items/{rnd.randint(1, 99999)} "
                     f"status=200 dur_ms={rnd.randint(1, 900)}"
                 )
             f.write(line + "\n")
@@ -561,7 +562,8 @@ def main() -> None:
         print(f"| {row['workload']} | {row['half']} | " + " | ".join(cells) + " |")
     for key, (found, needed, nbytes) in sorted(totals.items()):
         print(
-            f"{key}: {found}/{needed} = {found / max(1, needed):.2f} of needed facts, {nbytes / 1024:.1f} KB"
+            f"{key}: {found}/{needed} = {found / max(1, needed):.2f} of needed facts,"
+            f" {nbytes / 1024:.1f} KB"
         )
     if a.out:
         a.out.write_text(json.dumps(rows, indent=1))
