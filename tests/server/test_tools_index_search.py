@@ -401,3 +401,41 @@ async def test_a_reply_answers_at_most_max_queries(client):
     assert not is_error
     assert text.count("No results found.") == MAX_QUERIES
     assert "7 more queries not searched" in text and f"- zzqx{MAX_QUERIES}\n" in text
+
+
+async def test_a_search_on_an_unknown_source_says_so_and_names_the_sources(client):
+    await index(client, content=GUIDE, source="widget-docs")
+    text, is_error = await call(
+        client, "ctx_search", {"queries": ["widget installer"], "source": "no-such-source"}
+    )
+    assert not is_error
+    assert text.startswith('No indexed source matches source: "no-such-source".')
+    assert '"widget-docs"' in text
+    found, _ = await call(
+        client, "ctx_search", {"queries": ["nothing-like-this"], "source": "widget"}
+    )
+    assert "No indexed source matches" not in found  # the source exists: no hint
+
+
+async def test_a_log_of_several_megabytes_is_indexed_by_path_and_found(client, project):
+    lines = [f"2026-01-01T00:00:00 INFO req={i:08x} ok status=200" for i in range(120_000)]
+    lines[77_777] = "2026-01-01T00:00:00 ERROR quartz-reactor meltdown in sector seven"
+    (project / "app.log").write_text("\n".join(lines) + "\n")
+    assert (project / "app.log").stat().st_size > 5 * 1024 * 1024
+    text = await index(client, path="app.log")
+    assert text.startswith("Indexed ")
+    found, _ = await call(client, "ctx_search", {"queries": ["quartz-reactor meltdown"]})
+    assert "quartz-reactor meltdown in sector seven" in found
+
+
+async def test_a_file_over_the_ctx_index_ceiling_is_refused_in_ctx_index_s_terms(
+    client, project, monkeypatch
+):
+    from ctxmode.server import tools
+
+    monkeypatch.setattr(tools, "FILE_MAX_BYTES", 1024)
+    (project / "big.txt").write_text("words and more words\n" * 200)
+    text, is_error = await call(client, "ctx_index", {"path": "big.txt"})
+    assert is_error
+    assert "--max-file-size" not in text
+    assert "split it" in text and "ctx_index" in text
