@@ -8,10 +8,11 @@ indexed as one markdown source whose sections are the commands (``# <label>``), 
 query is answered from that source only.
 
 Bounds: each command's output is captured with a head and a tail in memory (see
-`ctxmode.executor.capture`); what is indexed is at most `shaping.INDEX_MAX_BYTES` in all,
-less when the batch's time is nearly up, shared out so that small outputs stay whole and
-large ones are digested (repeats collapsed, head and tail kept). The answer lists at most
-`MAX_TITLES` section titles and is cut at `ANSWER_MAX_BYTES`.
+`ctxmode.executor.capture`) and read back whole from the run's files when that window was
+not enough; what is indexed is at most `shaping.INDEX_MAX_BYTES` in all, shared out so that
+small outputs stay whole and larger ones are digested. The answer shows each recognised
+output's key lines (`ctxmode.executor.outline`), lists at most `MAX_TITLES` section titles
+and is cut at `ANSWER_MAX_BYTES`.
 """
 
 import threading

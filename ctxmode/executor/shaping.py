@@ -1,11 +1,16 @@
 """What of a run reaches the agent's context, and what goes into the knowledge base.
 
-| run                                   | returned                         | indexed            |
-|---------------------------------------|----------------------------------|--------------------|
-| small output                          | the output                       | nothing            |
-| `intent` given, output > 5,000 bytes  | matching section titles + terms  | output, plain text |
-| exit 0, output > 102,400 bytes        | a pointer to search it           | stdout, markdown   |
-| failure, output > 102,400 bytes       | sections matching error words    | output, plain text |
+| run                                   | returned                               | indexed     |
+|---------------------------------------|----------------------------------------|-------------|
+| small output                          | the output                             | nothing     |
+| `intent` given, output > 5,000 bytes  | the sections matching it               | all of it   |
+| output > 102,400 bytes                | its key lines (`outline`), the pointer | all of it   |
+| failure, output > 102,400 bytes       | the same, under ``<label>:error``      | all of it   |
+
+"All of it": what the run printed, read back from its files when the capture's window left
+part of it out, up to `INDEX_MAX_BYTES` (the answer says so first past that). The key
+lines are chosen by what the output is (a test run's failures, a diff's changed lines,
+compiler errors, log errors); an output of no known kind gets the pointer and a glimpse.
 
 Non-zero exits are classified first: a shell exit 1 that printed something is grep-style
 "no match", not an error; anything else is an error showing the exit code, stdout and
