@@ -351,11 +351,16 @@ def cargo_workload(scratch: Path) -> dict[str, Any]:
 
 def mypy_workload(scratch: Path, archive: Path) -> dict[str, Any]:
     repo = unpack(archive, scratch / "mypy")
+    for stub in (repo / "more_itertools").glob("*.pyi"):
+        stub.unlink()  # mypy would check the stubs and not the code
+    (repo / "setup.cfg").unlink()
     apply(repo, TYPE_BUGS)
     mypy = Path(sys.executable).with_name("mypy")
     out = sh([str(mypy), "--no-incremental", "-O", "json", "more_itertools"], repo).stdout
     facts = []
     for line in out.splitlines():
+        if not line.startswith("{"):
+            continue
         row = json.loads(line)
         if row.get("severity") == "error":
             facts.append(("error", f"{row['file']}:{row['line']}: error: {row['message'][:50]}"))
@@ -480,6 +485,9 @@ async def run_engine(argv: list[str], workload: dict[str, Any], root: Path) -> d
     def env() -> dict[str, str]:
         values = old_env()
         values.update(env_project, PWD=str(project))
+        real_home = Path.home()  # the toolchains stay where they are installed
+        values.setdefault("CARGO_HOME", str(real_home / ".cargo"))
+        values.setdefault("RUSTUP_HOME", str(real_home / ".rustup"))
         return values
 
     state.env = env  # type: ignore[method-assign]

@@ -39,9 +39,9 @@ def reads(monkeypatch):
     seen = []
     real = store_module.read_text_file
 
-    def counting(path, *args):
+    def counting(path, *args, **kwargs):
         seen.append(str(path))
-        return real(path, *args)
+        return real(path, *args, **kwargs)
 
     monkeypatch.setattr(store_module, "read_text_file", counting)
     return seen
