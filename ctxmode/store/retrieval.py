@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from ctxmode import db
 from ctxmode.store import query as q
 from ctxmode.store import thesaurus
-from ctxmode.store.excerpt import excerpt
+from ctxmode.store.excerpt import EXCERPT_BYTES, TOP_BYTES, excerpt
 from ctxmode.store.ranking import Scorer
 from ctxmode.store.text import QUERY_NOISE, STOPWORDS, WORD
 from ctxmode.store.vocab import Vocabulary
@@ -359,8 +359,9 @@ class Retrieval:
             scored.append((score, cid))
         scored.sort(key=lambda s: (-s[0], s[1]))
         hits = []
-        for score, cid in scored[:limit]:
+        for rank, (score, cid) in enumerate(scored[:limit]):
             row = rows[cid]
+            budget = TOP_BYTES if rank == 0 else EXCERPT_BYTES
             hits.append(
                 SearchHit(
                     source=row["label"],
@@ -368,7 +369,13 @@ class Retrieval:
                     content_type=row["content_type"],
                     layer=first_layer[cid],
                     score=round(score, 4),
-                    snippet=excerpt(row["content"], scorer.telling, max_chars=snippet_chars),
+                    snippet=excerpt(
+                        row["content"],
+                        scorer.telling,
+                        budget,
+                        max_chars=snippet_chars,
+                        title=row["title"],
+                    ),
                     chunk_id=cid,
                     file_path=row["file_path"],
                     start_line=row["start_line"],

@@ -89,15 +89,64 @@ def test_the_budget_is_bytes_and_max_chars_caps_the_text():
     assert len(excerpt(content, [_tell("snowman")], max_chars=120)) <= 120
 
 
-def test_a_chunk_holding_every_term_gets_a_lean_excerpt():
-    lines = _filler(100)
-    lines[40] = "the ocelot is here"
-    lean = excerpt("\n".join(lines), [_tell("ocelot")])
-    assert len(lean.encode("utf-8")) < EXCERPT_BYTES / 2
-    # A missing term: the answer may be on lines holding none, so more context is shown.
-    fuller = excerpt("\n".join(lines), [_tell("ocelot", 0.5), _tell("jaguar", 0.5)])
-    assert len(fuller) > len(lean)
-    assert len(fuller.encode("utf-8")) <= EXCERPT_BYTES
+def test_the_passage_ends_where_its_sentence_ends():
+    lines = [f"Filler sentence number {i} says nothing at all." for i in range(60)]
+    lines[30] = "The ocelot is a wild cat that lives"
+    lines[31] = "in the forests of South America."
+    out = excerpt("\n".join(lines), [_tell("ocelot")])
+    assert "The ocelot is a wild cat that lives\nin the forests of South America." in out
+    assert len(out.encode("utf-8")) <= EXCERPT_BYTES
+
+
+def test_a_passage_is_contiguous_text_not_lines_picked_apart():
+    para = [
+        "Retries are configured per client.",
+        "The backoff factor multiplies the delay between attempts,",
+        "so a factor of 2 doubles it each time.",
+        "The maximum delay caps the growth.",
+    ]
+    lines = [*_filler(30), "", *para, "", *_filler(30, "other text")]
+    out = excerpt("\n".join(lines), [_tell("backoff", 0.6), _tell("delay", 0.4)])
+    assert "\n".join(para[1:3]) in out
+    assert out.count("\u2026") <= 3  # the head, the passage, the rest
+
+
+def test_a_definition_comes_with_its_help_text():
+    lines = [
+        *[f"    mentions --verbose in passing, line {i}." for i in range(20)],
+        "",
+        "--verbose",
+        "    Print every request and response, with headers,",
+        "    to standard error.",
+        "",
+        *_filler(30),
+    ]
+    out = excerpt("\n".join(lines), [_tell("verbose")], budget=300)
+    assert "--verbose\n    Print every request and response, with headers,\n" in out
+    assert "to standard error." in out
+
+
+def test_the_paragraph_in_the_query_s_script_is_preferred():
+    lines = [
+        *_filler(20),
+        "",
+        "Параметр max_retries задаёт число повторов запроса.",
+        "",
+        *_filler(20, "more filler"),
+        "",
+        "The max_retries option sets how many times a request is retried.",
+        "",
+        *_filler(20, "tail filler"),
+    ]
+    out = excerpt("\n".join(lines), [_tell("max_retries")], budget=200)
+    assert "sets how many times a request is retried" in out
+
+
+def test_a_heading_the_title_shows_is_not_repeated():
+    content = "## Installation\n\n" + "\n".join(_filler(40)) + "\nRun pip install thing."
+    out = excerpt(content, [_tell("install")], title="Guide > Installation")
+    assert "## Installation" not in out
+    assert "Run pip install thing." in out
 
 
 def test_the_signature_and_docstring_summary_are_context():

@@ -5,6 +5,7 @@ import pytest
 
 from ctxmode.store import ContentStore
 from ctxmode.store import query as q
+from ctxmode.store.excerpt import TOP_BYTES
 from ctxmode.store.ranking import Scorer
 
 
@@ -135,7 +136,7 @@ def test_the_excerpt_shows_the_line_with_the_rare_term(store):
     store.index_text("\n".join(body) + "\n", "lib/config.py")
     hit = store.search("get the file value for the handshake").hits[0]
     assert "handshake_timeout" in hit.snippet
-    assert len(hit.snippet.encode("utf-8")) <= 600
+    assert len(hit.snippet.encode("utf-8")) <= TOP_BYTES
 
 
 def test_question_words_and_filler_do_not_rank(store):
