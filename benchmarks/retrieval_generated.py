@@ -15,9 +15,17 @@ and of installed Python packages), so each item stands for its class, not for it
                 shown, not only the signature.
 ``section``     a Markdown section's heading (three to twelve words, unique) finds its body:
                 the answer is the body's first sentence, shown, not only the heading.
+``html``        the same over an HTML documentation site (the Rust and Cargo books that
+                ``rustup`` installs; skipped where they are absent).
+``changelog``   an entry of a Debian changelog (``/usr/share/doc/*/changelog.Debian.gz``)
+                finds its release: the answer is the ``package (version)`` line, shown.
+``json``        a name in a JSON document (the ``iso-codes`` package's country, currency
+                and script lists) finds its object: the answer is its code, shown.
 
 Every item is judged by ``retrieval_eval``'s own judge (``answer``: the expected file and
-the answer text in what the agent is shown, as ctx_search renders it). Items are split into
+the answer text in what the agent is shown, as ctx_search renders it), comparing words only
+(case, punctuation and markup ignored: ``*Raw identifiers* are`` shows ``Raw identifiers
+are``). Items are split into
 two halves by a hash of their id: ``--half tuning`` (default) reports the first, ``--half
 held-out`` the other, to be read once, at the end of a round.
 
@@ -46,6 +54,13 @@ sys.path.insert(0, str(HERE))
 
 import retrieval_eval as ev  # noqa: E402
 
+
+def _words(text: str) -> str:
+    return " ".join(re.findall(r"\w+", text.lower()))
+
+
+ev.squash = _words  # the judge compares words: markup and punctuation are not the answer
+
 # Installed packages whose sources make the code corpora (import names); at most
 # FILES_PER_PACKAGE of each package's largest modules.
 PACKAGES = (
@@ -68,7 +83,12 @@ PACKAGES = (
 )
 FILES_PER_PACKAGE = 6
 PER_FILE = 12  # items per file and set, so no one file dominates
-SET_NAMES = ("docstring", "definition", "section")
+SET_NAMES = ("docstring", "definition", "section", "html", "changelog", "json")
+CHANGELOGS = 60  # Debian changelogs, the first by package name
+CHANGELOG_BYTES = 48_000  # of each, cut at an entry
+JSON_PER_FILE = 60
+HTML_BOOKS = ("book", "cargo")  # under rustup's share/doc/rust/html
+HTML_FILES = 90
 SENTENCE = re.compile(r"^(.+?[.!?])(?:\s|$)", re.S)
 
 
@@ -251,6 +271,152 @@ def build_section_set(root: Path) -> tuple[list[ev.CorpusFile], list[ev.Query]]:
     return files, items
 
 
+def _html_sections(text: str) -> list[tuple[str, str]]:
+    """(heading, the first paragraph after it) of an HTML page's h2/h3 headings."""
+    from html.parser import HTMLParser
+
+    out: list[tuple[str, str]] = []
+
+    class Reader(HTMLParser):
+        def __init__(self) -> None:
+            super().__init__()
+            self.mode: str | None = None
+            self.buffer: list[str] = []
+            self.heading: str | None = None
+
+        def handle_starttag(self, tag: str, attrs: list) -> None:
+            if tag in ("h2", "h3"):
+                self.mode, self.buffer = "h", []
+            elif tag == "p" and self.heading is not None:
+                self.mode, self.buffer = "p", []
+
+        def handle_endtag(self, tag: str) -> None:
+            text = " ".join("".join(self.buffer).split())
+            if tag in ("h2", "h3") and self.mode == "h":
+                self.heading, self.mode = text, None
+            elif tag == "p" and self.mode == "p":
+                if self.heading:
+                    out.append((self.heading, text))
+                self.heading, self.mode = None, None
+
+        def handle_data(self, data: str) -> None:
+            if self.mode:
+                self.buffer.append(data)
+
+    Reader().feed(text)
+    return out
+
+
+def build_html_set(root: Path) -> tuple[list[ev.CorpusFile], list[ev.Query]]:
+    home = Path.home() / ".rustup" / "toolchains"
+    pages: list[Path] = []
+    for toolchain in sorted(home.glob("stable-*")) if home.is_dir() else []:
+        for book in HTML_BOOKS:
+            base = toolchain / "share" / "doc" / "rust" / "html" / book
+            pages += sorted(
+                p
+                for p in base.glob("*.html")
+                if 8000 < p.stat().st_size < 1_000_000 and p.name != "print.html"
+            )[:HTML_FILES]
+        break
+    files, items, texts = [], [], []
+    for page in pages:
+        label = f"rust/{page.parent.name}/{page.name}"
+        dest = root / "html" / label
+        dest.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(page, dest)
+        files.append(ev.CorpusFile(label, dest, dest.stat().st_size, label))
+        texts.append((label, page.read_text(encoding="utf-8", errors="replace")))
+    sections = [(label, h, p) for label, text in texts for h, p in _html_sections(text)]
+    counts = Counter(h.lower() for _, h, _ in sections)
+    taken: Counter[str] = Counter()
+    for label, heading, paragraph in sections:
+        words = re.findall(r"[A-Za-z][\w'-]*", heading)
+        sentence = _first_sentence(paragraph)
+        if counts[heading.lower()] > 1 or not 2 <= len(words) <= 12 or sentence is None:
+            continue
+        if taken[label] >= PER_FILE:
+            continue
+        taken[label] += 1
+        items.append(
+            ev.Query(f"{label}#{heading}", "html", heading, label, (), None, (sentence[:80],))
+        )
+    return files, items
+
+
+_DEBIAN_ENTRY = re.compile(r"^(\S+ \([^)]+\)) [^;]+; urgency=", re.M)
+
+
+def build_changelog_set(root: Path) -> tuple[list[ev.CorpusFile], list[ev.Query]]:
+    import gzip
+
+    logs = sorted(Path("/usr/share/doc").glob("*/changelog.Debian.gz"))[:CHANGELOGS]
+    files, entries = [], []
+    for log in logs:
+        try:
+            text = gzip.open(log, "rt", encoding="utf-8", errors="replace").read()
+        except OSError:
+            continue
+        if len(text) > CHANGELOG_BYTES:
+            cut = text.rfind("\n\n", 0, CHANGELOG_BYTES)
+            text = text[: cut if cut > 0 else CHANGELOG_BYTES] + "\n"
+        label = f"debian/{log.parent.name}/changelog.Debian"
+        dest = root / "changelog" / label
+        dest.parent.mkdir(parents=True, exist_ok=True)
+        dest.write_text(text, encoding="utf-8")
+        files.append(ev.CorpusFile(label, dest, dest.stat().st_size, label))
+        heads = [(m.start(), m.group(1)) for m in _DEBIAN_ENTRY.finditer(text)]
+        for m in re.finditer(r"^  \* (.+(?:\n    .+)*)", text, re.M):
+            release = next((h for at, h in reversed(heads) if at < m.start()), None)
+            bullet = " ".join(m.group(1).split())
+            if release and 6 <= len(bullet.split()) <= 30 and "closes" not in bullet.lower():
+                entries.append((label, release, bullet))
+    counts = Counter(b for _, _, b in entries)
+    taken: Counter[str] = Counter()
+    items = []
+    for label, release, bullet in entries:
+        if counts[bullet] > 1 or taken[label] >= PER_FILE:
+            continue
+        taken[label] += 1
+        query = " ".join(bullet.split()[:12])
+        items.append(
+            ev.Query(f"{label}:{release}:{query}", "changelog", query, label, (), None, (release,))
+        )
+    return files, items
+
+
+def build_json_set(root: Path) -> tuple[list[ev.CorpusFile], list[ev.Query]]:
+    base = Path("/usr/share/iso-codes/json")
+    files, entries = [], []
+    for name in ("iso_3166-1.json", "iso_4217.json", "iso_15924.json", "iso_639-5.json"):
+        path = base / name
+        if not path.is_file():
+            continue
+        dest = root / "json" / name
+        dest.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(path, dest)
+        files.append(ev.CorpusFile(name, dest, dest.stat().st_size, f"iso-codes:{name}"))
+        data = json.loads(path.read_text(encoding="utf-8"))
+        for rows in data.values():
+            for row in rows:
+                code = next((k for k in ("alpha_3", "alpha_4", "alpha_2") if k in row), None)
+                for field in ("official_name", "name"):
+                    if code and row.get(field):
+                        entries.append((name, row[field], f'"{code}": "{row[code]}"'))
+                        break
+    counts = Counter(text.lower() for _, text, _ in entries)
+    items = []
+    by_file: dict[str, list] = {}
+    for entry in entries:
+        if counts[entry[1].lower()] == 1:
+            by_file.setdefault(entry[0], []).append(entry)
+    for rows in by_file.values():
+        step = max(1, len(rows) // JSON_PER_FILE)
+        for label, text, answer in rows[::step][:JSON_PER_FILE]:
+            items.append(ev.Query(f"{label}:{text}", "json", text, label, (), None, (answer,)))
+    return files, items
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--engines", default="ours", help="comma-separated: ours, upstream")
@@ -272,9 +438,15 @@ def main(argv: list[str] | None = None) -> int:
             "docstring": (work / "nodoc", code_files["docstring"], code_items["docstring"]),
             "definition": (work / "code", code_files["definition"], code_items["definition"]),
             "section": (work / "docs", section_files, section_items),
+            "html": (work / "html", *build_html_set(work)),
+            "changelog": (work / "changelog", *build_changelog_set(work)),
+            "json": (work / "json", *build_json_set(work)),
         }
         for name in wanted:
             corpus_dir, files, items = corpora[name]
+            if not files:
+                print(f"[generated] {name}: no material on this machine, skipped", file=sys.stderr)
+                continue
             for half in halves:
                 queries = [q for q in items if _half(q.id) == half]
                 key = f"{name}/{half}"

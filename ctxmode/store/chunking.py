@@ -139,6 +139,16 @@ _HEADING = re.compile(r"^(#{1,4})\s+(.+?)\s*#*\s*$")
 _RULE = re.compile(r"^\s{0,3}([-_*])(\s*\1){2,}\s*$")
 _UNDERLINE = re.compile(r"^([=\-~^\"'`*+#:.])\1{2,}\s*$")
 _STRUCTURE_START = frozenset("=-~^\"'`*+#:._")
+# A changelog's release line, at the start of a paragraph: ``bash (5.2-3) unstable;
+# urgency=medium`` (Debian), ``Version 2.3.1 (2024-01-02)``, ``v1.2.0 - 2024-01-01``,
+# ``1.4.0 (unreleased)``. It titles the entries under it, below any heading.
+_RELEASE = re.compile(
+    r"^(?:[a-z0-9][\w.+-]* \(\d[^)\s]*\) [\w -]+;.*urgency="
+    r"|(?:(?:version|release|v)\s*)?\d+\.\d+(?:\.\d+)*[\w.+-]*"
+    r"(?:\s*(?:\(.*\)|[-–—:]\s*\S.*|\[.*\]))?\s*$)",
+    re.IGNORECASE,
+)
+RELEASE_LEVEL = 5  # deeper than any markdown heading the chunker splits on
 
 
 def _fence_marker(stripped: str) -> str | None:
@@ -150,7 +160,8 @@ def _fence_marker(stripped: str) -> str | None:
 
 
 def chunk_markdown(text: str) -> list[Chunk]:
-    """Split on H1-H4 (ATX, setext and reStructuredText underlines) and horizontal rules.
+    """Split on H1-H4 (ATX, setext and reStructuredText underlines), horizontal rules and
+    changelog release lines.
 
     Titles are the heading path joined with `` > ``; fenced code is never split unless a
     fence alone exceeds the size cap; chunks containing a fence are ``code``.
@@ -183,6 +194,14 @@ def chunk_markdown(text: str) -> list[Chunk]:
         if line.lstrip()[:1] not in _STRUCTURE_START and (
             i + 1 == end or raw[i + 1][:1] not in _STRUCTURE_START
         ):
+            if (
+                line[:1].isalnum()
+                and len(line) < 120
+                and (i == 0 or not raw[i - 1].strip())
+                and _RELEASE.match(line)
+            ):
+                flush()
+                push(RELEASE_LEVEL, line.strip())
             current.append((i + 1, line))
             i += 1
             continue
