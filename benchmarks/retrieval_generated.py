@@ -417,6 +417,18 @@ def build_json_set(root: Path) -> tuple[list[ev.CorpusFile], list[ev.Query]]:
     return files, items
 
 
+def _label_share(rows: list[dict]) -> float:
+    """The share of the shown bytes that are labels: each hit's ``--- [source] ---`` and
+    ``### title`` lines (and the blank line under them)."""
+    total = labels = 0
+    for row in rows:
+        for shown in row["shown"]:
+            head = shown.split("\n", 3)
+            total += len(shown.encode("utf-8"))
+            labels += sum(len(line.encode("utf-8")) + 1 for line in head[:3])
+    return labels / total if total else 0.0
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--engines", default="ours", help="comma-separated: ours, upstream")
@@ -469,7 +481,10 @@ def main(argv: list[str] | None = None) -> int:
                         False,
                     )
                     scored.append(ev.score("upstream", queries, up["results"]))
-                report[key] = {s.engine: ev.answer_summary(s.rows) for s in scored}
+                report[key] = {
+                    s.engine: {**ev.answer_summary(s.rows), "labels": _label_share(s.rows)}
+                    for s in scored
+                }
         print(
             f"{'set':<22}{'engine':<10}{'n':>6}{'hit@1':>7}{'hit@2':>7}{'MRR@10':>8}"
             f"{'B/hit':>7}{'B/answer':>9}"
@@ -480,6 +495,7 @@ def main(argv: list[str] | None = None) -> int:
                     f"{key:<22}{engine:<10}{m['n']:>6}{m.get('hit1', 0):>7.3f}"
                     f"{m.get('hit2', 0):>7.3f}{m.get('mrr10', 0):>8.3f}"
                     f"{m.get('bytes_per_hit') or 0:>7}{m.get('bytes_per_answer') or 0:>9}"
+                    f"{m['labels']:>8.0%}"
                 )
         if a.out:
             a.out.write_text(json.dumps(report, indent=1), encoding="utf-8")

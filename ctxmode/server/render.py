@@ -9,12 +9,31 @@ from ctxmode.store.query import MAX_QUERIES
 OUTPUT_CAP = 40 * 1024
 NOT_RUN_LISTED = 5  # queries named in the note on queries left unsearched
 HEADING_CHARS = 200  # of a query echoed above its results: a pasted log is not echoed whole
+TITLE_CHARS = 60  # of a hit's title path shown: its last parts, the nearest headings
 
 
 def _where(hit: SearchHit) -> str:
     if hit.start_line is not None:
         return f"{hit.source}:{hit.start_line}-{hit.end_line}"
     return hit.source
+
+
+def shown_title(title: str) -> str:
+    """A hit's title as shown: the last parts of its path that fit `TITLE_CHARS` (at least
+    the last, cut at `HEADING_CHARS`); the page title and outer headings the source
+    already places are left out."""
+    items = title.split(", ")
+    if len(items) > 1:  # several definitions of one parent: the parent once
+        parents = {i.rsplit(" > ", 1)[0] if " > " in i else "" for i in items}
+        if len(parents) == 1:
+            leaves = dict.fromkeys(i.rsplit(" > ", 1)[-1] for i in items)
+            parent = parents.pop()
+            title = (f"{parent} > " if parent else "") + ", ".join(leaves)
+    parts = title.split(" > ")
+    kept = [parts.pop()[:HEADING_CHARS]]
+    while parts and len(parts[-1]) + 3 + sum(len(p) + 3 for p in kept) <= TITLE_CHARS + 3:
+        kept.insert(0, parts.pop())
+    return ("… > " if parts else "") + " > ".join(kept)
 
 
 def heading(query: str) -> str:
@@ -42,7 +61,9 @@ def render_search(results: Iterable[SearchResult], queries: Sequence[str] = ()) 
         if not hits:
             body = "No results found."
         else:
-            body = "\n\n".join(f"--- [{_where(h)}] ---\n### {h.title}\n\n{h.snippet}" for h in hits)
+            body = "\n\n".join(
+                f"--- [{_where(h)}] ---\n### {shown_title(h.title)}\n\n{h.snippet}" for h in hits
+            )
         if result.corrections:
             fixed = ", ".join(f"{a} → {b}" for a, b in result.corrections.items())
             body = f"(also searched: {fixed})\n{body}"

@@ -10,8 +10,9 @@ SKIPPED = "(skipped — batch timeout exceeded)"
 
 
 def answered(label: str, body: str) -> str:
-    """A batch answer: the section title, then its chunk (which starts with its heading)."""
-    return f"### {label}\n# {label}\n\n{body}"
+    """A batch answer: the section title, then its chunk (its heading, which the title
+    shows, left out)."""
+    return f"### {label}\n{body}"
 
 
 def batch(commands, queries, **extra):
