@@ -17,6 +17,7 @@ Each platform module provides:
         # the host fails closed)
 """
 
+import functools
 import importlib
 from types import ModuleType
 from typing import TYPE_CHECKING, NamedTuple
@@ -72,8 +73,13 @@ def descriptor(name: str) -> "Host | None":
 
 
 def descriptors() -> "list[Host]":
-    """Every platform's descriptor, in `PLATFORMS` order."""
-    return [load(name).HOST for name in PLATFORMS]
+    """Every platform's descriptor, in `PLATFORMS` order (loaded once per process)."""
+    return list(_all_descriptors())
+
+
+@functools.cache
+def _all_descriptors() -> "tuple[Host, ...]":
+    return tuple(load(name).HOST for name in PLATFORMS)
 
 
 def for_client(client: str | None) -> str | None:
