@@ -11,7 +11,7 @@ Bounds: each command's output is captured with a head and a tail in memory (see
 `ctxmode.executor.capture`) and read back whole from the run's files when that window was
 not enough; what is indexed is at most `shaping.INDEX_MAX_BYTES` in all, shared out so that
 small outputs stay whole and larger ones are digested. The answer shows each recognised
-output's key lines (`ctxmode.executor.outline`), lists at most `MAX_TITLES` section titles
+output's key lines (`ctxmode.outline`), lists at most `MAX_TITLES` section titles
 and is cut at `ANSWER_MAX_BYTES`.
 """
 
@@ -26,7 +26,6 @@ from ctxmode.errors import CtxError, UsageError
 from ctxmode.executor import ExecRequest, execute
 from ctxmode.executor.capture import Extent, measured, size
 from ctxmode.executor.digest import digest
-from ctxmode.executor.outline import outline, render
 from ctxmode.executor.shaping import (
     INDEX_MAX_BYTES,
     StoreOpener,
@@ -34,6 +33,7 @@ from ctxmode.executor.shaping import (
     clip,
     readable_terms,
 )
+from ctxmode.outline import outline, render
 from ctxmode.store.query import MAX_QUERIES
 
 MAX_CONCURRENCY = 8

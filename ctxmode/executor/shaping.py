@@ -30,7 +30,7 @@ from typing import TYPE_CHECKING, Literal
 
 from ctxmode.executor import ExecResult
 from ctxmode.executor.capture import Extent, measured, size
-from ctxmode.executor.outline import whole_line
+from ctxmode.outline import whole_line
 
 if TYPE_CHECKING:  # a small output is shaped without loading the store or the digester
     from ctxmode.store import ContentStore
@@ -179,7 +179,7 @@ def preview(text: str, extent: Extent, budget: int = PREVIEW_BYTES) -> str:
 def key_lines(text: str, extent: Extent, *, logs: bool = True) -> str:
     """What the agent needs first of a large output: its outline when it is a known kind
     (test run, diff, diagnostics, traceback, log errors), else a short preview."""
-    from ctxmode.executor.outline import outline, render
+    from ctxmode.outline import outline, render
 
     found = outline(text, logs=logs)
     if found is None:

@@ -2,7 +2,7 @@
 
 Dispatch on the media type, falling back on the URL's extension and on sniffing:
 
-* HTML / XHTML → markdown (main content only, see `ctxmode.fetch.html`), kind
+* HTML / XHTML → markdown (main content only, see `ctxmode.store.htmlmd`), kind
   ``markdown``.
 * JSON (``application/json``, ``*+json``) → re-indented JSON, kind ``json`` for the JSON
   chunker; a body that does not parse is kept as ``plain``.
@@ -113,7 +113,7 @@ def _json(text: str) -> Converted:
 def _html(text: str, url: str) -> Converted:
     if "<" not in text:  # nothing to parse; bs4 would only warn
         return Converted(text, "plain")
-    from ctxmode.fetch.html import html_to_markdown
+    from ctxmode.store.htmlmd import html_to_markdown
 
     try:
         return Converted(html_to_markdown(text, url), "markdown")

@@ -253,6 +253,18 @@ def _head_tail(text: str, limit: int) -> str:
     return f"{text[:head]}\n…\n{text[len(text) - (limit - head) :]}"
 
 
+def failure_detail(text: str) -> str:
+    """What a failed call's output says failed: a test run's count line and failures (each
+    id with its assertion), a compiler's or linter's diagnostics, a traceback's exception
+    (`ctxmode.outline`, loaded only when a call failed); else its head and tail."""
+    from ctxmode.outline import outline, render
+
+    found = outline(text)
+    if found is None or not found.items:
+        return _head_tail(text, ERROR_CHARS)
+    return render(found, ERROR_CHARS)
+
+
 def _label(event: HookEvent) -> str:
     """What was called, in one line: the command, the path, or the tool name."""
     command = event.command or ""
@@ -580,7 +592,7 @@ def tool_events(event: HookEvent) -> list[Event]:
         out.append(Event("worktree", f"entered worktree: {name}"))
     if failed:
         text = error_text(event)
-        out.append(Event("error_tool", f"{_label(event)}\n{_head_tail(text, ERROR_CHARS)}"))
+        out.append(Event("error_tool", f"{_label(event)}\n{failure_detail(text)}"))
         found = _CONSTRAINT.search(text)
         if found and ("Error" in text or event.tool != "Bash"):
             start = max(0, found.start() - 50)

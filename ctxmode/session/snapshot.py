@@ -117,6 +117,7 @@ class Section:
     max_items: int = 10
     child: str | None = None  # wrap each item in <child>…</child>
     multiline: bool = False  # keep the items' own line breaks
+    shorten: bool = False  # its one text may be cut to the room left (else items are whole)
 
     def render(self, allowance: int, search_tool: str) -> str | None:
         """The largest rendering within `allowance` bytes, None if not even one item fits."""
@@ -131,12 +132,14 @@ class Section:
         used = fixed
         for item in self.items[: self.max_items]:
             text = item if self.multiline else _line(item)
-            room = min(self.item_bytes, allowance - used - wrap)
-            if room < 16:
-                break
-            body = fit(text, room)
-            if not body:
-                break
+            body = fit(text, self.item_bytes)
+            room = allowance - used - wrap
+            if _size(body) > room:
+                # An item fits whole or is left out: a path cut to its first characters is
+                # no path. Only a verbatim text the section exists for is shortened.
+                if not (self.shorten and not lines and room >= 16):
+                    continue
+                body = fit(text, room)
             lines.append(f"{wrap_open}{body}{wrap_close}")
             used += wrap + _size(body)
         if not lines:
@@ -221,44 +224,84 @@ def _files(events: Sequence[StoredEvent], project_dir: Path | None) -> Section |
     )
 
 
-def _error_item(data: str) -> str:
-    lines = [ln.strip() for ln in data.strip().splitlines() if len(_WORDISH.findall(ln)) >= 3]
-    if not lines:
-        return ""
-    head, rest = lines[0], lines[1:]
-    tail = _line(" ".join(rest[-3:]))
-    return f"{head} → {tail}" if tail else head
+ERROR_ITEM_BYTES = 360  # one failed check: its command, count line, failures by name
+_FAILURE_PREFIX = re.compile(r"^(?:FAILED|FAIL|ERROR|--- FAIL:|not ok \d+ -|✖|×)\s+")
+
+
+def _failure_name(header: str) -> str:
+    """A failure as named in an outline item's header: the test id, or the diagnostic."""
+    name = _FAILURE_PREFIX.sub("", header.strip())
+    return re.sub(r"\s+-\s+.*$", "", name) if "::" in name else name
+
+
+def _joined(parts: Sequence[str], limit: int) -> str:
+    """`parts` joined by "; ", each whole: those that do not fit are counted instead."""
+    out: list[str] = []
+    used = 0
+    for i, part in enumerate(parts):
+        more = len(parts) - i - 1
+        tail = len(f"; +{more} more") if more else 0
+        if used + len(part) + 2 + tail > limit and out:
+            return "; ".join(out) + f"; +{len(parts) - i} more"
+        out.append(part)
+        used += len(part) + 2
+    return "; ".join(out)
+
+
+def _error_items(data: str) -> tuple[str, str]:
+    """(the item while it fails, the item once fixed) of an error event: its command with
+    what failed (test ids with the first one's assertion, diagnostics with their codes,
+    from `ctxmode.outline`), else its first and last telling lines."""
+    label, _, rest = data.strip().partition("\n")
+    label = _line(label)
+    from ctxmode.outline import outline
+
+    found = outline(rest) if rest.strip() else None
+    if found is not None and found.items:
+        names = [_failure_name(i.header) for i in found.items]
+        first = found.items[0].details[0].strip() if found.items[0].details else ""
+        if first and "::" in names[0]:
+            names[0] = f"{names[0]} ({first})"
+        count = f"{found.counts[0]}: " if found.counts else ""
+        room = ERROR_ITEM_BYTES - len(label) - len(count) - 20
+        fixed_names = [n.split(" (", 1)[0] for n in names]
+        return (
+            f"{label} → {count}{_joined(names, room)}",
+            f"{label}: {_joined(fixed_names, ERROR_ITEM_BYTES - len(label) - 24)}",
+        )
+    lines = [ln.strip() for ln in rest.splitlines() if len(_WORDISH.findall(ln)) >= 3]
+    tail = _line(" ".join(lines[-3:]))
+    return (f"{label} → {tail}" if tail else label), label
 
 
 def _errors(events: Sequence[StoredEvent]) -> Section | None:
     """Each failed check once, by its latest outcome: still failing (newest first), then
-    failed-then-fixed (a later run of the same check passed)."""
-    state: dict[str, tuple[bool, str]] = {}  # first line → (fixed, item)
+    failed-then-fixed (a later run of the same check passed), each saying what failed."""
+    state: dict[str, tuple[bool, tuple[str, str]]] = {}  # first line → (fixed, items)
     for e in _of(events, "error_tool", "blocker", "blocker_resolved", "error_fixed"):
         head = e.data.strip().split("\n", 1)[0].strip()
         if e.type == "blocker_resolved":
-            state = {key: (True, item) for key, (_, item) in state.items()}
+            state = {key: (True, items) for key, (_, items) in state.items()}
             continue
         if e.type == "error_fixed":
-            item = state.pop(head, (True, head))[1]
-            state[head] = (True, item)
+            items = state.pop(head, (True, (head, head)))[1]
+            state[head] = (True, items)
             continue
-        item = _error_item(e.data)
-        if item:
+        if len(_WORDISH.findall(e.data)) >= 3:
             state.pop(head, None)
-            state[head] = (False, item)
+            state[head] = (False, _error_items(e.data))
     newest = list(reversed(state.values()))
-    failing = [item for fixed, item in newest if not fixed]
-    fixed = [item.split(" → ")[0] for ok, item in newest if ok]
-    items = [f"{STILL_FAILING}: {i}" for i in failing[:4]] + [f"{FIXED}: {i}" for i in fixed[:2]]
-    if not items:
+    failing = [items[0] for fixed, items in newest if not fixed]
+    fixed = [items[1] for ok, items in newest if ok]
+    lines = [f"{STILL_FAILING}: {i}" for i in failing[:4]] + [f"{FIXED}: {i}" for i in fixed[:3]]
+    if not lines:
         return None
     return Section(
         "errors",
-        items,
-        queries=[i.split(": ", 1)[1].split(" → ")[0].lstrip("$ ") for i in items],
-        item_bytes=200,
-        max_items=6,
+        lines,
+        queries=[i.split(": ", 1)[1].split(" → ")[0].split(": ")[0].lstrip("$ ") for i in lines],
+        item_bytes=ERROR_ITEM_BYTES + 40,
+        max_items=7,
         attrs={"failing": str(len(failing)), "fixed": str(len(fixed))},
     )
 
@@ -521,6 +564,7 @@ def build_snapshot(
             item_bytes=max(300, int(budget * 0.3)),
             search=False,
             multiline=True,
+            shorten=True,
         )
         place("last_request", request, 1.0)
         continue_line = f"<continue_from>{escape(CONTINUE)}</continue_from>"
@@ -528,7 +572,13 @@ def build_snapshot(
             rendered["continue_from"] = continue_line
             left -= _size(continue_line) + 1
     if goals:
-        goal = Section("goal", [goals[-1]], item_bytes=max(200, int(budget * 0.15)), search=False)
+        goal = Section(
+            "goal",
+            [goals[-1]],
+            item_bytes=max(200, int(budget * 0.15)),
+            search=False,
+            shorten=True,
+        )
         place("goal", goal, 1.0)
     decisions = _decisions(events, last_prompt)
     shown = [*(decisions.items if decisions else []), last_prompt]

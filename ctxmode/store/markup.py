@@ -188,7 +188,7 @@ def _yaml_sections(lines: list[Line], path: list[str]) -> list[Chunk]:
 def chunk_html(text: str) -> list[Chunk]:
     """The markdown of the page's main content, chunked by its headings (no line ranges:
     they would point into the markdown, not the file)."""
-    from ctxmode.fetch.html import html_to_markdown  # bs4 and markdownify load only here
+    from ctxmode.store.htmlmd import html_to_markdown  # bs4 and markdownify load only here
 
     try:
         markdown = html_to_markdown(text)

@@ -1,7 +1,8 @@
-"""HTML → markdown for fetched pages: the main content, compact, ready for chunking.
+"""HTML → markdown for fetched and indexed pages: the main content, compact, ready for chunking.
 
-The only module that imports beautifulsoup4 and markdownify; `ctxmode.fetch.convert`
-imports it inside a function, so neither library loads until a page is converted.
+The only module that imports beautifulsoup4 and markdownify; `ctxmode.fetch.convert` and
+`ctxmode.store.markup` import it inside a function, so neither library loads until a page
+is converted.
 
 Steps: parse with the stdlib-backed ``html.parser``; keep the main content (``<main>``,
 ``role=main``, a lone ``<article>``, else ``<body>``); drop what is never content (scripts,

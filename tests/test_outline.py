@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from ctxmode.executor.outline import LINE_MAX, outline, render, whole_line
+from ctxmode.outline import LINE_MAX, outline, render, whole_line
 
 BUGGY_PY = textwrap.dedent(
     """
