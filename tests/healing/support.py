@@ -60,14 +60,64 @@ def run_ctxmode(
     return proc
 
 
-def garbage_in_the_middle(db: Path, size: int = GARBAGE_BYTES) -> bytes:
-    """Overwrite `size` bytes at the middle of the file with random bytes; return the
-    file as it is now (what the set-aside copy must hold)."""
+def garbage_in_the_middle(db: Path, size: int = GARBAGE_BYTES, meets: str = "marker3x2") -> bytes:
+    """Overwrite `size` bytes near the middle of the file with random bytes, where a search
+    for `meets` reads them and the list of sources stays readable; return the file as it is
+    now (what the set-aside copy must hold). Which pages one search reads depends on the
+    layout (paths and timestamps shift it), so the spot is found by trying page-aligned
+    offsets outward from the middle on a copy, not assumed."""
     _no_pending_wal(db)
-    with db.open("r+b") as handle:
-        handle.seek(db.stat().st_size // 2)
-        handle.write(random.Random(0).randbytes(size))
-    return db.read_bytes()
+    original = db.read_bytes()
+    garbage = random.Random(0).randbytes(size)
+    page = _page_size(db)
+    middle = len(original) // 2 // page
+    last = (len(original) - size) // page
+    for step in range(2 * max(middle, last - middle) + 1):
+        start = middle + (step + 1) // 2 * (1 if step % 2 else -1)
+        if not 1 <= start <= last:
+            continue
+        offset = start * page
+        damaged = original[:offset] + garbage + original[offset + size :]
+        if _search_meets_damage(db, damaged, meets):
+            db.write_bytes(damaged)
+            return damaged
+    raise AssertionError(f"no spot in {db} where a search for {meets!r} meets the damage")
+
+
+def _page_size(db: Path) -> int:
+    con = sqlite3.connect(f"file:{db}?mode=ro", uri=True)
+    try:
+        return int(con.execute("PRAGMA page_size").fetchone()[0])
+    finally:
+        con.close()
+
+
+def _search_meets_damage(db: Path, damaged: bytes, term: str) -> bool:
+    """On a copy holding `damaged`: the sources read whole, and the search fails."""
+    probe = db.with_name(db.name + ".probe")
+    probe.write_bytes(damaged)
+    con = sqlite3.connect(probe)
+    try:
+        try:
+            con.execute("SELECT * FROM sources").fetchall()
+        except sqlite3.DatabaseError:
+            return False
+        try:
+            ids = [
+                r[0]
+                for r in con.execute(
+                    "SELECT rowid FROM chunks_fts WHERE chunks_fts MATCH ?", (term,)
+                )
+            ]
+            con.execute(
+                f"SELECT content FROM chunks WHERE id IN ({','.join('?' * len(ids))})", ids
+            ).fetchall()
+        except sqlite3.DatabaseError:
+            return True
+        return False
+    finally:
+        con.close()
+        probe.unlink()
 
 
 def garbage_over(db: Path, table: str) -> bytes:
