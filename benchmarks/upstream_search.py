@@ -178,7 +178,7 @@ async def run(a: argparse.Namespace) -> dict:
         print(f"[upstream] indexed {indexed} files, {chunks} sections", file=sys.stderr)
 
         pending = list(queries)
-        starts = retries = 0
+        starts = retries = unreadable = 0
         while pending:
             starts += 1
             async with server(argv, state, errlog) as s:
@@ -187,7 +187,13 @@ async def run(a: argparse.Namespace) -> dict:
                     q = pending[0]
                     args = {"queries": [q["query"]], "limit": 10}
                     t1 = time.perf_counter()
-                    err, text = await call(s, "ctx_search", args, a.timeout)
+                    try:
+                        err, text = await call(s, "ctx_search", args, a.search_timeout)
+                    except TimeoutError:
+                        # 1.0.169 can cut a reply inside a JSON escape: the client drops
+                        # the line and never sees an answer. Scored as an empty reply.
+                        err, text = True, f"no readable reply in {a.search_timeout:g} s"
+                        unreadable += 1
                     ms = (time.perf_counter() - t1) * 1000
                     done_here += 1
                     if err and text.startswith("BLOCKED") and not q.get("_retried"):
@@ -219,6 +225,7 @@ async def run(a: argparse.Namespace) -> dict:
         out["search"] = {
             "server_starts": starts,
             "blocked_retries": retries,
+            "unreadable_replies": unreadable,
             "per_server": a.per_server,
             "max_throttle_call": max(calls, default=None),
             "mean_hits_bytes": round(
@@ -241,6 +248,9 @@ def main() -> int:
     ap.add_argument("--state-dir", help="keep the server's HOME/TMPDIR/project here")
     ap.add_argument("--per-server", type=int, default=3, help="searches per server process")
     ap.add_argument("--timeout", type=float, default=120.0, help="seconds per tool call")
+    ap.add_argument(
+        "--search-timeout", type=float, default=30.0, help="seconds per ctx_search call"
+    )
     a = ap.parse_args()
     result = asyncio.run(run(a))
     a.out.write_text(json.dumps(result, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")

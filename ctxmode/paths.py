@@ -106,7 +106,8 @@ def _plugin_path(path: str) -> bool:
     return "/.claude/plugins/cache/" in norm or "/.claude/plugins/marketplaces/" in norm
 
 
-def _git_root(start: Path) -> Path | None:
+def git_root(start: Path) -> Path | None:
+    """The nearest folder holding `.git` at or above `start`, below the home folder."""
     home = Path.home().resolve()
     for candidate in (start, *start.parents):
         if candidate == home:
@@ -141,7 +142,7 @@ def resolve_project(explicit: str | os.PathLike[str] | None = None) -> Path:
                 break
         if found is None:
             cwd = Path.cwd().resolve()
-            found = _git_root(cwd) or cwd
+            found = git_root(cwd) or cwd
         project = found
     home = Path.home().resolve()
     if project == home or project == Path(project.anchor):

@@ -110,14 +110,20 @@ def _routing_block(platform: str) -> str:
 
 def _fixed(sdb: SessionDB, session_id: str, key: extract.CheckKey, label: str) -> list[Event]:
     """The session's open failures that a passing `key` shows fixed, marked so; one
-    ``error_fixed`` event per failed check (its first line, then what passed)."""
+    ``error_fixed`` event per failed check (its first line, then what passed); else, when
+    it ran the runner of an open failure on less, one ``check_passed`` event."""
     found: dict[str, list[int]] = {}
+    same_runner = False
     for event_id, head in sdb.open_failures(session_id):
         failed = extract.label_key(head)
         if failed is not None and extract.covers(key, failed):
             found.setdefault(head, []).append(event_id)
-    if not found:
-        return []
-    sdb.mark_fixed([i for ids in found.values() for i in ids])
+        elif failed is not None and failed[:2] == key[:2]:
+            same_runner = True
     passed = redact_text(label)
-    return [Event("error_fixed", f"{head}\npassed: {passed}") for head in found]
+    # A narrower run of the same runner passed: the tests it covers pass now (followed test
+    # by test in `ctxmode.session.failures`), the failure as a whole stays open.
+    out = [Event("check_passed", passed)] if same_runner and not found else []
+    if found:
+        sdb.mark_fixed([i for ids in found.values() for i in ids])
+    return out + [Event("error_fixed", f"{head}\npassed: {passed}") for head in found]

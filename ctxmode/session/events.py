@@ -61,6 +61,7 @@ CATALOGUE: dict[str, EventType] = {
     "git": EventType("git", HIGH, "git"),
     "error_tool": EventType("error", CRITICAL, "error"),
     "error_fixed": EventType("error", HIGH, "error_fixed"),
+    "check_passed": EventType("error", HIGH, "error_fixed"),
     "constraint": EventType("constraint", HIGH, "constraint"),
     "cwd": EventType("cwd", HIGH, "cwd"),
     "env": EventType("env", HIGH, "env"),

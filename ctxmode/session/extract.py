@@ -20,6 +20,8 @@ fixed" or "still failing".
 """
 
 import json
+import ntpath
+import posixpath
 import re
 from collections.abc import Iterable
 from typing import Any
@@ -286,21 +288,36 @@ def _redacted(events: Iterable[Event]) -> list[Event]:
 # --------------------------------------------------------------------------- tools
 
 
+_ABSOLUTE = LazyPattern(r"^(?:[/~\\]|[A-Za-z]:[\\/])")
+
+
+def _anchored(path: str, cwd: str | None) -> str:
+    """`path` as the call's cwd makes it: a relative path joined to the cwd, so the same file
+    reached from a subfolder is one file."""
+    if not cwd or not path or _ABSOLUTE.match(path) or not _ABSOLUTE.match(cwd):
+        return path
+    if "\\" in cwd and "/" not in cwd:
+        return ntpath.normpath(ntpath.join(cwd, path))
+    return posixpath.normpath(posixpath.join(cwd, path))
+
+
 def _file_events(event: HookEvent, failed: bool) -> list[Event]:
     tool, tool_input = event.tool, event.tool_input
     out: list[Event] = []
     if event.patch:
         if failed:
             return out
-        for op, target in event.patch:
+        for op, relative in event.patch:
+            target = _anchored(relative, event.cwd)
             out.append(Event("file_write" if op == "Add" else "file_edit", target))
             if _PLAN_PATH.search(target):
                 out.append(Event("plan_file_write", f"plan file: {_basename(target)}"))
         return out
     if failed:
         return out
+    paths = [_anchored(p, event.cwd) for p in event.paths]
     if tool == "Read":
-        for path in event.paths:
+        for path in paths:
             if is_rule_file(path):
                 out.append(Event("rule", path))
                 content = _file_content(event.tool_response)
@@ -308,7 +325,7 @@ def _file_events(event: HookEvent, failed: bool) -> list[Event]:
                     out.append(Event("rule_content", content))
             out.append(Event("file_read", path))
     elif tool in ("Edit", "NotebookEdit", "Write"):
-        path = event.paths[0] if event.paths else ""
+        path = paths[0] if paths else ""
         if path:
             command = _str(tool_input.get("command")).lower()
             edits = (

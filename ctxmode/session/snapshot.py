@@ -32,8 +32,14 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ctxmode import settings
+from ctxmode import paths, settings
 from ctxmode.session.events import LOW, StoredEvent
+from ctxmode.session.failures import (
+    ITEM_BYTES,
+    MAX_FAILING,
+    MAX_FIXED,
+    failure_items,
+)
 
 DEFAULT_BUDGET = settings.SNAPSHOT_BYTES.default
 MIN_BUDGET = settings.SNAPSHOT_MIN_BYTES
@@ -42,8 +48,6 @@ SEARCH_SOURCE = "session-events"
 MAX_FILES = 10
 MAX_DECISIONS = 8
 FIRST_DECISIONS = 3  # of MAX_DECISIONS, the session's first ones: the rest are the latest
-STILL_FAILING = "STILL FAILING"
-FIXED = "failed, then fixed"
 MAX_QUERIES = 3  # upstream: up to 4 of up to 80 characters; bytes are scarce here
 QUERY_CHARS = 40
 ELLIPSIS = "…"
@@ -180,14 +184,23 @@ def _unique_newest(values: Sequence[str]) -> list[str]:
     return out
 
 
-def _display_path(path: str, project_dir: Path | None) -> str:
-    norm = path.replace("\\", "/")
-    if project_dir is not None:
-        root = str(project_dir).replace("\\", "/").rstrip("/") + "/"
-        if norm.startswith(root):
-            norm = norm[len(root) :]
-    if len(norm) > 60:
-        norm = ELLIPSIS + "/" + "/".join(norm.split("/")[-2:])
+def _display_root(project_dir: Path | None) -> str | None:
+    """What paths are shown relative to: the work tree holding the project (a host started
+    in a package folder still edits files all over the repository), else the project."""
+    if project_dir is None:
+        return None
+    root = paths.git_root(project_dir) or project_dir
+    return paths.normalize_path(str(root)).rstrip("/") + "/"
+
+
+def _display_path(path: str, root: str | None) -> str:
+    norm = paths.normalize_path(path)
+    if root is not None and norm.startswith(root):
+        norm = norm[len(root) :]
+    else:
+        norm = paths.home_relative(norm)
+    if len(norm) > 80:
+        norm = ELLIPSIS + "/" + "/".join(norm.split("/")[-3:])
     return norm
 
 
@@ -209,8 +222,9 @@ def _files(events: Sequence[StoredEvent], project_dir: Path | None) -> Section |
     recent = sorted(
         ops, key=lambda p: ("edit" in ops[p] or "write" in ops[p], last_seen[p]), reverse=True
     )[:MAX_FILES]
+    root = _display_root(project_dir)
     items = [
-        f"{_display_path(p, project_dir)} ("
+        f"{_display_path(p, root)} ("
         + ", ".join(f"{op}×{n}" for op, n in sorted(ops[p].items(), key=lambda kv: -kv[1]))
         + ")"
         for p in recent
@@ -224,85 +238,20 @@ def _files(events: Sequence[StoredEvent], project_dir: Path | None) -> Section |
     )
 
 
-ERROR_ITEM_BYTES = 360  # one failed check: its command, count line, failures by name
-_FAILURE_PREFIX = re.compile(r"^(?:FAILED|FAIL|ERROR|--- FAIL:|not ok \d+ -|✖|×)\s+")
-
-
-def _failure_name(header: str) -> str:
-    """A failure as named in an outline item's header: the test id, or the diagnostic."""
-    name = _FAILURE_PREFIX.sub("", header.strip())
-    return re.sub(r"\s+-\s+.*$", "", name) if "::" in name else name
-
-
-def _joined(parts: Sequence[str], limit: int) -> str:
-    """`parts` joined by "; ", each whole: those that do not fit are counted instead."""
-    out: list[str] = []
-    used = 0
-    for i, part in enumerate(parts):
-        more = len(parts) - i - 1
-        tail = len(f"; +{more} more") if more else 0
-        if used + len(part) + 2 + tail > limit and out:
-            return "; ".join(out) + f"; +{len(parts) - i} more"
-        out.append(part)
-        used += len(part) + 2
-    return "; ".join(out)
-
-
-def _error_items(data: str) -> tuple[str, str]:
-    """(the item while it fails, the item once fixed) of an error event: its command with
-    what failed (test ids with the first one's assertion, diagnostics with their codes,
-    from `ctxmode.outline`), else its first and last telling lines."""
-    label, _, rest = data.strip().partition("\n")
-    label = _line(label)
-    from ctxmode.outline import outline
-
-    found = outline(rest) if rest.strip() else None
-    if found is not None and found.items:
-        names = [_failure_name(i.header) for i in found.items]
-        first = found.items[0].details[0].strip() if found.items[0].details else ""
-        if first and "::" in names[0]:
-            names[0] = f"{names[0]} ({first})"
-        count = f"{found.counts[0]}: " if found.counts else ""
-        room = ERROR_ITEM_BYTES - len(label) - len(count) - 20
-        fixed_names = [n.split(" (", 1)[0] for n in names]
-        return (
-            f"{label} → {count}{_joined(names, room)}",
-            f"{label}: {_joined(fixed_names, ERROR_ITEM_BYTES - len(label) - 24)}",
-        )
-    lines = [ln.strip() for ln in rest.splitlines() if len(_WORDISH.findall(ln)) >= 3]
-    tail = _line(" ".join(lines[-3:]))
-    return (f"{label} → {tail}" if tail else label), label
-
-
 def _errors(events: Sequence[StoredEvent]) -> Section | None:
-    """Each failed check once, by its latest outcome: still failing (newest first), then
-    failed-then-fixed (a later run of the same check passed), each saying what failed."""
-    state: dict[str, tuple[bool, tuple[str, str]]] = {}  # first line → (fixed, items)
-    for e in _of(events, "error_tool", "blocker", "blocker_resolved", "error_fixed"):
-        head = e.data.strip().split("\n", 1)[0].strip()
-        if e.type == "blocker_resolved":
-            state = {key: (True, items) for key, (_, items) in state.items()}
-            continue
-        if e.type == "error_fixed":
-            items = state.pop(head, (True, (head, head)))[1]
-            state[head] = (True, items)
-            continue
-        if len(_WORDISH.findall(e.data)) >= 3:
-            state.pop(head, None)
-            state[head] = (False, _error_items(e.data))
-    newest = list(reversed(state.values()))
-    failing = [items[0] for fixed, items in newest if not fixed]
-    fixed = [items[1] for ok, items in newest if ok]
-    lines = [f"{STILL_FAILING}: {i}" for i in failing[:4]] + [f"{FIXED}: {i}" for i in fixed[:3]]
+    """Still failing (newest first), then failed-then-fixed, each saying what failed
+    (`ctxmode.session.failures`)."""
+    kinds = ("error_tool", "blocker", "blocker_resolved", "error_fixed", "check_passed")
+    lines, failing, fixed = failure_items(_of(events, *kinds))
     if not lines:
         return None
     return Section(
         "errors",
         lines,
         queries=[i.split(": ", 1)[1].split(" → ")[0].split(": ")[0].lstrip("$ ") for i in lines],
-        item_bytes=ERROR_ITEM_BYTES + 40,
-        max_items=7,
-        attrs={"failing": str(len(failing)), "fixed": str(len(fixed))},
+        item_bytes=ITEM_BYTES + 40,
+        max_items=MAX_FAILING + MAX_FIXED,
+        attrs={"failing": str(failing), "fixed": str(fixed)},
     )
 
 
@@ -339,14 +288,15 @@ def _within(text: str, shown: Sequence[str]) -> bool:
 
 
 def _rules(events: Sequence[StoredEvent], project_dir: Path | None) -> Section | None:
-    paths = _unique_newest([e.data for e in _of(events, "rule")])
-    if not paths:
+    files = _unique_newest([e.data for e in _of(events, "rule")])
+    if not files:
         return None
-    items = [_display_path(p, project_dir) for p in paths]
+    root = _display_root(project_dir)
+    items = [_display_path(p, root) for p in files]
     return Section(
         "rules",
         items,
-        queries=[_basename(p) for p in paths],
+        queries=[_basename(p) for p in files],
         item_bytes=120,
         attrs={"count": str(len(items))},
     )
@@ -597,8 +547,19 @@ def build_snapshot(
         ("skills", lambda: _skills(events), 0.08),
         ("roles", lambda: _roles(events), 0.08),
     ]
-    for key, build, share in builders:
-        place(key, build(), share)
+    built = {key: build() for key, build, _ in builders}
+    for key, _, share in builders:
+        place(key, built[key], share)
+    # What the shares left unused goes to the sections that had more to show, in order.
+    for key, _, _ in builders:
+        section = built[key]
+        if section is None or left <= 0:
+            continue
+        before = _size(rendered[key]) + 1 if key in rendered else 0
+        text = section.render(before + left - 1, search_tool)
+        if text is not None and _size(text) + 1 > before:
+            rendered[key] = text
+            left -= _size(text) + 1 - before
     if intents:
         intent = f'<intent mode="{escape(_line(intents[-1].data)[:40])}"/>'
         if _size(intent) + 1 <= left:

@@ -16,7 +16,8 @@ from ctxmode.session.extract import (
     tool_events,
     user_constraint,
 )
-from ctxmode.session.snapshot import FIXED, STILL_FAILING, build_snapshot
+from ctxmode.session.failures import FIXED, STILL_FAILING
+from ctxmode.session.snapshot import build_snapshot
 
 from .support import hook_event
 
