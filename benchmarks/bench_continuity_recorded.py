@@ -182,10 +182,14 @@ class World:
 
 
 def base_env(world: World) -> dict[str, str]:
-    """The caller's environment minus anything naming a host or a ctxmode root, plus the
-    replay's HOME and CTXMODE_DIR."""
+    """The caller's environment minus anything naming a host or a ctxmode root (but
+    CTXMODE_SNAPSHOT_BYTES, the budget under test), plus the replay's HOME and CTXMODE_DIR."""
     drop = ("CTXMODE_", "CLAUDE", "GEMINI_", "CODEX_", "XDG_", "CONTEXT_MODE_")
-    env = {k: v for k, v in os.environ.items() if not k.startswith(drop)}
+    env = {
+        k: v
+        for k, v in os.environ.items()
+        if not k.startswith(drop) or k == "CTXMODE_SNAPSHOT_BYTES"
+    }
     return env | {"HOME": str(world.home), "CTXMODE_DIR": str(world.data)}
 
 

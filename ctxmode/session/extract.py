@@ -384,8 +384,13 @@ def _task_event(event: HookEvent) -> Event:
     native = _native(event)
     kind = "task_create" if "create" in native else "task_update" if "update" in native else "task"
     body = dict(event.tool_input)
+    response = event.tool_response
+    if kind == "task" and not isinstance(body.get("todos"), list) and isinstance(response, dict):
+        # TodoWrite's response carries the list as it stands (oldTodos/newTodos).
+        todos = response.get("newTodos")
+        if isinstance(todos, list):
+            body["todos"] = todos
     if kind == "task_create" and "taskId" not in body:
-        response = event.tool_response
         found = None
         if isinstance(response, dict):
             task = response.get("task")
@@ -664,10 +669,22 @@ def check_key(command: str) -> CheckKey | None:
         elif len(rest) >= 2 and rest[0] in _RUN_WORDS and program in _RUN_PROGRAMS:
             program, rest = rest[1].rsplit("/", 1)[-1], rest[2:]
         args = [w for w in rest if not w.startswith("-")]
-        paths = tuple(sorted({w.split("::", 1)[0].rstrip("/") for w in args if _pathish(w)}))
+        # A test id (``tests/test_a.py::test_b``) stays whole: a run of one test passing
+        # does not show the others of its file fixed.
+        paths = tuple(sorted({_selector(w) for w in args if _pathish(w)}))
         others = tuple(sorted({w for w in args if not _pathish(w)}))
         return program, others, paths
     return None
+
+
+def _selector(word: str) -> str:
+    path, sep, test = word.partition("::")
+    return path.rstrip("/") + sep + test
+
+
+def _holds(scope: str, path: str) -> bool:
+    """Whether a run on `scope` (a folder, a file or a test id) runs what `path` names."""
+    return path == scope or path.startswith((scope + "/", scope + "::"))
 
 
 def tool_check_key(tool: str, paths: Iterable[str]) -> CheckKey:
@@ -696,7 +713,7 @@ def covers(passed: CheckKey, failed: CheckKey) -> bool:
     scope = set(passed[2]) | folders
     if not scope:
         return True
-    return all(any(f == p or f.startswith(p + "/") for p in scope) for f in failed[2] or ("",))
+    return all(any(_holds(p, f) for p in scope) for f in failed[2] or ("",))
 
 
 def passed_check(event: HookEvent) -> tuple[CheckKey, str] | None:

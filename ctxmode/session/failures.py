@@ -101,7 +101,7 @@ def _scope(label: str) -> tuple[tuple[str, ...], list[str]] | None:
     targets = []
     for word in label[2:].split():
         word = word.strip("\"'")
-        if word.split("::", 1)[0].rstrip("/") not in key[2]:
+        if word.rstrip("/") not in key[2] and word.split("::", 1)[0].rstrip("/") not in key[2]:
             continue
         while word.startswith(("./", "../")):
             word = word.split("/", 1)[1]

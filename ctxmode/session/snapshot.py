@@ -46,6 +46,7 @@ MIN_BUDGET = settings.SNAPSHOT_MIN_BYTES
 MAX_BUDGET = settings.SNAPSHOT_MAX_BYTES
 SEARCH_SOURCE = "session-events"
 MAX_FILES = 10
+MAX_CHANGED_FILES = 20
 MAX_DECISIONS = 8
 FIRST_DECISIONS = 3  # of MAX_DECISIONS, the session's first ones: the rest are the latest
 MAX_QUERIES = 3  # upstream: up to 4 of up to 80 characters; bytes are scarce here
@@ -218,10 +219,12 @@ def _files(events: Sequence[StoredEvent], project_dir: Path | None) -> Section |
         last_seen[e.data] = e.id
     if not ops:
         return None
-    # Files the session changed first (most recent first), then those it only read.
+    # Files the session changed first (most recent first), then those it only read: every
+    # changed file up to MAX_CHANGED_FILES (the budget keeps whole items), reads up to MAX_FILES.
+    changed = sum(1 for p in ops if "edit" in ops[p] or "write" in ops[p])
     recent = sorted(
         ops, key=lambda p: ("edit" in ops[p] or "write" in ops[p], last_seen[p]), reverse=True
-    )[:MAX_FILES]
+    )[: max(MAX_FILES, min(changed, MAX_CHANGED_FILES))]
     root = _display_root(project_dir)
     items = [
         f"{_display_path(p, root)} ("
@@ -234,6 +237,7 @@ def _files(events: Sequence[StoredEvent], project_dir: Path | None) -> Section |
         items,
         queries=[_basename(p) for p in recent],
         item_bytes=120,
+        max_items=len(items),
         attrs={"count": str(len(ops))},
     )
 
@@ -341,22 +345,26 @@ def _task_state(events: Sequence[StoredEvent]) -> Section | None:
         elif body.get("taskId") is not None:
             updates.setdefault(str(body["taskId"]), {}).update(body)
     numeric = sorted((k for k in updates if k.isdigit()), key=int)
-    pending: list[str] = []
+    listed: list[tuple[str, str]] = []
     for index, body in enumerate(creates):
         task_id = str(body.get("taskId") or (numeric[index] if index < len(numeric) else ""))
         status = str(updates.get(task_id, {}).get("status") or body.get("status") or "pending")
         subject = str(updates.get(task_id, {}).get("subject") or body.get("subject") or "")
-        if status.lower() not in _DONE and subject:
-            pending.append(f"[{status}] {subject}")
-    pending += [f"[{s or 'pending'}] {c}" for c, s in todos if c and s.lower() not in _DONE]
-    if not pending:
+        listed.append((subject, status))
+    listed += [(c, s or "pending") for c, s in todos]
+    # Open work first; what was finished after it, so the agent neither redoes nor forgets it.
+    open_items = [f"[{s}] {c}" for c, s in listed if c and s.lower() not in _DONE]
+    done_items = [
+        f"[{s}] {c}" for c, s in listed if c and s.lower() in _DONE and s.lower() != "deleted"
+    ]
+    if not open_items and not done_items:
         return None
     return Section(
         "task_state",
-        pending,
-        queries=[p.split("] ", 1)[-1] for p in pending],
+        open_items + done_items,
+        queries=[p.split("] ", 1)[-1] for p in open_items or done_items],
         item_bytes=140,
-        attrs={"count": str(len(pending))},
+        attrs={"count": str(len(open_items)), "done": str(len(done_items))},
     )
 
 

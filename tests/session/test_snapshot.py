@@ -113,19 +113,28 @@ def test_rules_decisions_and_roles_are_deduped():
         assert section is not None and section.attrib["count"] == "1", tag
 
 
-def test_only_pending_tasks_are_rendered():
+def test_open_tasks_come_first_and_finished_ones_follow():
     events = [
         ev("task_create", json.dumps({"subject": "Write the parser"})),
         ev("task_create", json.dumps({"subject": "Add tests"})),
+        ev("task_create", json.dumps({"subject": "Dropped idea"})),
         ev("task_update", json.dumps({"taskId": "1", "status": "completed"})),
         ev("task_update", json.dumps({"taskId": "2", "status": "in_progress"})),
+        ev("task_update", json.dumps({"taskId": "3", "status": "deleted"})),
         ev("task", json.dumps({"todos": [{"content": "Ship it", "status": "pending"},
                                          {"content": "Old", "status": "completed"}]})),
     ]  # fmt: skip
-    text = parse(build_snapshot(events)).findtext("task_state") or ""
-    assert "[in_progress] Add tests" in text
-    assert "[pending] Ship it" in text
-    assert "Write the parser" not in text and "Old" not in text
+    section = parse(build_snapshot(events)).find("task_state")
+    assert section is not None
+    lines = (section.text or "").strip().splitlines()
+    assert lines[:4] == [
+        "[in_progress] Add tests",
+        "[pending] Ship it",
+        "[completed] Write the parser",
+        "[completed] Old",
+    ]
+    assert "Dropped idea" not in (section.text or "")
+    assert section.attrib["count"] == "2" and section.attrib["done"] == "2"
 
 
 def test_every_section_carries_a_runnable_search_call_with_a_configurable_tool():
