@@ -83,8 +83,23 @@ def failure(response: Any) -> str | None:
     if isinstance(content, str):
         found = _EXIT.search(content)
         if found and int(found.group(1)) != 0:
-            return content
+            return _shell_output(content, response.get("returnDisplay"))
     return None
+
+
+def _shell_output(content: str, display: Any) -> str:
+    """What a failed shell run printed, without Gemini's frame (``<untrusted_context>``,
+    ``Command:``/``Directory:``/``Output:`` labels, ``Exit Code:``, ``Process Group PGID:``),
+    so a test runner's or compiler's lines read as they were printed; the exit code kept."""
+    exit_line = _EXIT.search(content)
+    code = f"Exit code {exit_line.group(1)}\n" if exit_line else ""
+    if isinstance(display, str) and display.strip():
+        return code + display.strip()
+    found = _OUTPUT.search(content)
+    return code + found.group(1).strip() if found else content
+
+
+_OUTPUT = re.compile(r"^Output: (.*?)(?=^Error: |^Exit Code: |\Z)", re.MULTILINE | re.DOTALL)
 
 
 def parse(native_event: str, payload: dict[str, Any], env: Mapping[str, str]) -> HookEvent | None:

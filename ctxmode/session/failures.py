@@ -75,8 +75,9 @@ def _parse(data: str) -> _Run:
 
     found = outline(rest)
     if found is None or not found.items:
-        lines = [ln.strip() for ln in rest.splitlines() if len(_WORDISH.findall(ln)) >= 3]
-        run.tail = " ".join(" ".join(lines[-3:]).split())
+        if not _rendered(run, rest):
+            lines = [ln.strip() for ln in rest.splitlines() if len(_WORDISH.findall(ln)) >= 3]
+            run.tail = " ".join(" ".join(lines[-3:]).split())
         return run
     run.count = found.counts[0] if found.counts else ""
     run.tests = _is_test(found.kind)
@@ -88,6 +89,33 @@ def _parse(data: str) -> _Run:
         first = item.details[0].strip() if item.details else _details(rest, item.header)
         run.detail[name] = " ".join(first.split())
     return run
+
+
+def _rendered(run: _Run, text: str) -> bool:
+    """Read an outline as ``ctxmode.outline.render`` wrote it where the outline cannot be
+    found again in it (a traceback): its count line, then each item's header and indented
+    details; the detail kept is a traceback's last frame, else the first line."""
+    lines = text.strip().splitlines()
+    if len(lines) < 2 or not _RENDERED_COUNT.match(lines[0]):
+        return False
+    below: dict[str, list[str]] = {}
+    header = ""
+    for line in lines[1:]:
+        if not line.strip() or line.strip() == "…":
+            continue
+        if not line.startswith((" ", "\t")):
+            header = " ".join(line.split())
+            below.setdefault(header, [])
+        elif header:
+            below[header].append(" ".join(line.split()))
+    for name, details in below.items():
+        frames = [d for d in details if d.startswith('File "')]
+        run.names.append(name)
+        run.detail[name] = frames[-1] if frames else details[0] if details else ""
+    return bool(run.names)
+
+
+_RENDERED_COUNT = re.compile(r"^\d+ [\w ]+\(s\)")
 
 
 def _scope(label: str) -> tuple[tuple[str, ...], list[str]] | None:
@@ -124,12 +152,29 @@ def _covers(targets: Sequence[str], name: str) -> bool:
     return False
 
 
+def _brief(name: str) -> str:
+    """A compiler's or linter's diagnostic as its location and code (``a.py:24
+    [return-value]``, ``src/x.ts(3,5) TS2322``); any other name as it is."""
+    where = _LOCATION.match(name)
+    code = _BRACKET_CODE.search(name) or _BARE_CODE.search(name)
+    if where is None or code is None:
+        return name
+    return f"{where.group(1)} [{code.group(1)}]"
+
+
+_LOCATION = re.compile(r"^(\S+?(?::\d+(?::\d+)?|\(\d+,\d+\)))[:\s]")
+_BRACKET_CODE = re.compile(r"\[([A-Za-z][\w./@-]*)\]\s*$")
+_BARE_CODE = re.compile(r"\b((?:TS|E|W|C|F)\d{3,5})\b")
+
+
 def _mentions(run: _Run, limit: int, *, with_detail: bool, names: Sequence[str]) -> str:
-    """`names` joined by "; ", each whole, the first with its detail; those that do not
-    fit are counted."""
-    parts = list(names)
-    if with_detail and parts and run.detail.get(parts[0]):
-        parts[0] = f"{parts[0]} ({run.detail[parts[0]]})"
+    """`names` joined by "; ", each whole, the first with its detail (in full); the others
+    briefly (a diagnostic by location and code); those that do not fit are counted."""
+    parts = [names[0], *(_brief(n) for n in names[1:])] if names else []
+    if not with_detail and parts:
+        parts[0] = _brief(parts[0])
+    if with_detail and parts and run.detail.get(names[0]):
+        parts[0] = f"{parts[0]} ({run.detail[names[0]]})"
     out: list[str] = []
     used = 0
     for i, part in enumerate(parts):
@@ -224,6 +269,6 @@ def _short(run: _Run, names: Sequence[str] | None = None) -> str:
     """A fixed item: the command and what had failed, by name."""
     names = run.names if names is None else names
     if not names:
-        return run.label
+        return f"{run.label} → {run.tail}" if run.tail else run.label
     room = ITEM_BYTES - len(run.label) - 24
     return f"{run.label}: {_mentions(run, room, with_detail=False, names=names)}"

@@ -72,6 +72,19 @@ def test_failed_calls_are_post_tool_failures():
     assert _parse("gemini-cli.aftertool.shell-git-commit").event == "post_tool"
 
 
+def test_a_failed_shell_run_keeps_what_it_printed_without_geminis_frame():
+    printed = 'ledger/report.py:16: error: Argument 1 has incompatible type "int"  [arg-type]'
+    framed = (
+        f"<untrusted_context>\nOutput: {printed}\nFound 1 error in 1 file\n"
+        "Exit Code: 1\nProcess Group PGID: 6006\n</untrusted_context>"
+    )
+    for response in ({"llmContent": framed}, {"llmContent": framed, "returnDisplay": printed}):
+        shell = _parse("gemini-cli.aftertool.shell-git-commit", tool_response=response)
+        assert shell.error is not None
+        assert shell.error.startswith(f"Exit code 1\n{printed}")
+        assert "PGID" not in shell.error and "Output:" not in shell.error
+
+
 def test_deny_is_the_top_level_decision():
     event = _parse("gemini-cli.beforetool.web-fetch")
     out = answer(gemini_cli.render(event, HookDecision("deny", reason="use ctx_fetch_and_index")))

@@ -11,6 +11,7 @@ from ctxmode.session.events import CRITICAL, MAX_EVENTS_PER_SESSION, NORMAL, Eve
 from ctxmode.session.extract import (
     check_key,
     covers,
+    failure_detail,
     label_key,
     prompt_events,
     tool_events,
@@ -150,8 +151,39 @@ def test_errors_say_still_failing_or_failed_then_fixed():
     assert errors is not None
     lines = (errors.text or "").strip().splitlines()
     assert lines[0].startswith(f"{STILL_FAILING}: $ mypy src/billing.py")
-    assert lines[1] == f"{FIXED}: $ pytest tests/test_users.py -q"
+    # What had failed goes with it, as the output said it (no test ids to name here).
+    assert (
+        lines[1] == f"{FIXED}: $ pytest tests/test_users.py -q → E assert 201 == 422 in test_users"
+    )
     assert errors.attrib == {"failing": "1", "fixed": "1"}
+
+
+def test_a_traceback_says_its_exception_and_the_frame_it_was_raised_in():
+    output = (
+        "Traceback (most recent call last):\n"
+        '  File "/p/ledger/cli.py", line 21, in <module>\n    sys.exit(main())\n'
+        '  File "/p/ledger/cli.py", line 15, in main\n    total += parse(row["amount"])\n'
+        "KeyError: 'amount'\n"
+    )
+    data = f"$ python -m ledger.cli data.csv\n{failure_detail(output)}"
+    errors = ET.fromstring(build_snapshot([ev("error_tool", data)])).find("errors")
+    assert errors is not None
+    first = (errors.text or "").strip().splitlines()[0]
+    assert "KeyError: 'amount'" in first and "line 15, in main" in first
+
+
+def test_a_compilers_diagnostics_are_each_named_by_location_and_code():
+    output = "".join(
+        f"ledger/report.py:{n}: error: {'A long message about types ' * 3} [{code}]\n"
+        for n, code in ((20, "arg-type"), (24, "no-any-return"), (31, "return-value"),
+                        (40, "attr-defined"))
+    ) + "Found 4 errors in 1 file (checked 6 source files)\n"  # fmt: skip
+    data = f"$ mypy ledger\n{failure_detail(output)}"
+    events = [ev("error_tool", data), ev("error_fixed", "$ mypy ledger\npassed: $ mypy ledger")]
+    text = ET.fromstring(build_snapshot(events)).findtext("errors") or ""
+    for code in ("arg-type", "no-any-return", "return-value", "attr-defined"):
+        assert f"[{code}]" in text
+    assert "ledger/report.py:40 [attr-defined]" in text
 
 
 def test_a_check_failing_again_after_its_fix_is_still_failing():
