@@ -216,7 +216,7 @@ def _worth_lines(usage: Usage, models: dict[str, TokenUsage], prices: Table) -> 
     else:
         lines = [
             f"Worth: {kept} = {fmt_dollars(found.dollars)} at {found.model}'s input price "
-            f"(${found.price.input:g} per million tokens, prices of {prices.as_of})."
+            f"({fmt_dollars(found.price.input)} per million tokens, prices of {prices.as_of})."
         ]
     for model, u in sorted(models.items(), key=lambda kv: -kv[1].prompt_side):
         spent = cost(u, price_table.lookup(model, prices))
