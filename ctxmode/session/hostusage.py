@@ -12,7 +12,8 @@ Three sources, one per host family (the platform descriptor's ``usage`` names it
     Codex's rollout file: ``turn_context`` lines name the model, ``event_msg`` lines of
     type ``token_count`` carry ``info.last_token_usage``; a repeated count (the same
     cumulative total) is not added again. OpenAI's ``input_tokens`` include the cached
-    ones, so input here is ``input_tokens - cached_input_tokens``.
+    ones, so input here is ``input_tokens`` less ``cached_input_tokens`` and
+    ``cache_write_input_tokens`` (counted as cache read and cache creation).
 ``gemini-payload``
     Gemini CLI's AfterModel payload: ``llm_request.model`` and
     ``llm_response.usageMetadata``. The hook fires for every streamed chunk; only the chunk
@@ -181,10 +182,9 @@ def read_codex(path: str, cursor: Cursor) -> tuple[dict[str, TokenUsage], Cursor
                 continue  # the same count announced again
             last_total = total or last_total
             cached = _int(last.get("cached_input_tokens"))
-            usage = TokenUsage(
-                max(0, _int(last.get("input_tokens")) - cached), _int(last.get("output_tokens")),
-                cached, 0, 1,
-            )  # fmt: skip
+            written = _int(last.get("cache_write_input_tokens"))
+            fresh = max(0, _int(last.get("input_tokens")) - cached - written)
+            usage = TokenUsage(fresh, _int(last.get("output_tokens")), cached, written, 1)
             if model and usage.prompt_side + usage.output:
                 add(found, model, usage)
     return found, Cursor(path, offset, model, last_total)

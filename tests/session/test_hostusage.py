@@ -163,6 +163,15 @@ def test_codex_rollout_counts_turns_per_model_without_repeats(tmp_path: Path) ->
     assert more == {"gpt-5.5": TokenUsage(300, 7, 0, 0, 1)}  # the model remembered
 
 
+def test_codex_cache_writes_are_cache_creation_not_input(tmp_path: Path) -> None:
+    rollout = tmp_path / "rollout.jsonl"
+    turn = {"input_tokens": 1000, "cached_input_tokens": 600, "cache_write_input_tokens": 300,
+            "output_tokens": 5}  # fmt: skip
+    write(rollout, rollout_line("turn_context", {"model": "gpt-5.5"}), token_count(turn, turn))
+    found, _ = read_codex(str(rollout), Cursor())
+    assert found == {"gpt-5.5": TokenUsage(100, 5, 600, 300, 1)}
+
+
 def test_codex_rollout_is_found_under_codex_home(tmp_path: Path) -> None:
     day = tmp_path / "sessions" / "2026" / "12" / "06"
     day.mkdir(parents=True)
