@@ -24,6 +24,8 @@ CanonicalEvent = Literal[
     "session_start",
     "prompt_submit",
     "stop",
+    "model_reply",
+    "session_end",
 ]
 DecisionKind = Literal["allow", "deny", "ask", "modify", "context", "record"]
 

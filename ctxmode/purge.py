@@ -213,7 +213,7 @@ def _refresh_stats_file(sdb: "SessionDB", session_db: Path) -> None:
     """Rebuild the stats file from the database, so a status line stops showing the
     purged session (the project totals are unchanged: its counters were folded)."""
     from ctxmode.session.where import read_stats_file, stats_file_for, text_field
-    from ctxmode.stats.record import snapshot, write_stats_file
+    from ctxmode.stats.statsfile import snapshot, write_stats_file
 
     path = stats_file_for(session_db)
     old = read_stats_file(path)

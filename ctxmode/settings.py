@@ -417,6 +417,14 @@ PYPI_URL = Text(
     "The PyPI JSON address upgrade --check asks for the latest version (mirrors).",
     default=PYPI_JSON,
 )
+PRICES = Text(
+    ("CTXMODE_PRICES",),
+    'A JSON file of model prices in US dollars per million tokens, {"model": {"input": '
+    '3.0, "output": 15.0, "cache_read": 0.3, "cache_write": 3.75}}; its models '
+    "replace or add to the bundled table that stats prices tokens with.",
+    absolute=True,
+    shown="the bundled table (see ctxmode stats)",
+)
 NO_COLOR = Text(
     ("NO_COLOR",),
     "Any non-empty value, as no-color.org defines it (not a switch: 0 counts too): the "
@@ -471,6 +479,7 @@ REGISTRY: tuple[Var, ...] = (
     NO_BROWSER,
     UPGRADE_COMMAND,
     PYPI_URL,
+    PRICES,
     NO_COLOR,
     BIN,
     FILE_PATH,
@@ -595,6 +604,11 @@ def upgrade_command(env: "Env" = None) -> list[str] | None:
 
 def pypi_url(env: "Env" = None) -> str:
     return PYPI_URL.get(env) or PYPI_JSON
+
+
+def prices_file(env: "Env" = None) -> str | None:
+    """``CTXMODE_PRICES``: the user's model price file (an absolute path); None when unset."""
+    return PRICES.get(env)
 
 
 def no_color(env: "Env" = None) -> bool:

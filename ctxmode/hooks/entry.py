@@ -17,7 +17,9 @@ HANDLERS = {
     "post_tool": "ctxmode.hooks.capture",
     "post_tool_failure": "ctxmode.hooks.capture",
     "prompt_submit": "ctxmode.hooks.capture",
-    "stop": "ctxmode.hooks.capture",
+    "stop": "ctxmode.hooks.turnend",
+    "model_reply": "ctxmode.hooks.turnend",
+    "session_end": "ctxmode.hooks.turnend",
     "pre_compact": "ctxmode.hooks.compact",
     "session_start": "ctxmode.hooks.sessionstart",
 }

@@ -17,10 +17,12 @@ from typing import Any
 
 from ctxmode import __version__, paths
 from ctxmode.insight import read
+from ctxmode.session.hostusage import TokenUsage
 from ctxmode.session.where import sessions_dir, worktree_suffix
 from ctxmode.stats import collect
 from ctxmode.stats.model import Usage, total
-from ctxmode.stats.report import TOKENS_NOTE, savings_data
+from ctxmode.stats.prices import table as price_table
+from ctxmode.stats.report import TOKENS_NOTE, savings_data, worth_data
 
 TOP_FILES = 15
 DAILY_NOTE = (
@@ -72,6 +74,7 @@ def gather(
     projects: list[str] = []
     sessions = 0
     by_tool: dict[str, Usage] = {}
+    models: dict[str, TokenUsage] = {}
     daily: dict[str, Usage] = {}
     categories: Counter[str] = Counter()
     files: Counter[tuple[str, str]] = Counter()
@@ -90,6 +93,8 @@ def gather(
         sessions += scope.sessions
         for tool, usage in scope.by_tool.items():
             by_tool[tool] = by_tool.get(tool, Usage()).plus(usage)
+        for model, tokens in scope.models.items():
+            models[model] = models.get(model, TokenUsage()).plus(tokens)
         for day, usage in found.daily.items():
             daily[day] = daily.get(day, Usage()).plus(usage)
         exact_days = exact_days and (found.exact_days or not found.daily)
@@ -110,6 +115,7 @@ def gather(
         "knowledge_base": _knowledge_base(root, project_dir, all_projects),
         "totals": overall._asdict(),
         "savings": savings_data(overall),
+        "worth": worth_data(overall, models, price_table()),
         "daily": [{"day": day, **daily[day]._asdict()} for day in sorted(daily)],
         "by_tool": [
             {"tool": tool, **usage._asdict(), "savings": savings_data(usage)}

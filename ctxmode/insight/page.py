@@ -11,6 +11,7 @@ from typing import Any
 
 from ctxmode.insight.charts import Bar, Column, Segment, columns, esc, hbars
 from ctxmode.stats.model import fmt_bytes, fmt_count
+from ctxmode.stats.prices import fmt_dollars
 from ctxmode.stats.report import EMPTY_STATE
 
 MAX_DAYS = 120
@@ -84,6 +85,23 @@ def _headline(savings: dict[str, Any]) -> str:
     )
 
 
+def _worth(worth: dict[str, Any]) -> str:
+    """What the kept-out tokens were worth at the model in use's input price."""
+    model = worth.get("model")
+    if not model:
+        return ""
+    kept = f"~{fmt_count(worth['kept_out_tokens_estimate'])} tokens kept out"
+    if worth.get("dollars") is None:
+        text = f"{kept}; no price known for {model} (tokens only)."
+    else:
+        text = (
+            f"{kept} = {fmt_dollars(worth['dollars'])} at {model}'s input price "
+            f"({fmt_dollars(worth['input_usd_per_million'])} per million tokens, prices of "
+            f"{worth['prices_as_of']})."
+        )
+    return f'<p class="muted">Worth: {esc(text)}</p>'
+
+
 def _savings_section(data: dict[str, Any]) -> str:
     cols, left_out = _day_columns(data["daily"])
     chart = columns(
@@ -101,6 +119,7 @@ def _savings_section(data: dict[str, Any]) -> str:
     return (
         "<section><h2>Savings over time</h2>"
         + _headline(data["savings"])
+        + _worth(data.get("worth") or {})
         + '<p class="muted"><span class="sw kept"></span>kept in the sandbox'
         '<span class="sw ret"></span>returned to the agent</p>'
         + chart

@@ -59,6 +59,7 @@ HOST = Host(
     memory_files=("{config}/CLAUDE.md", "{project}/CLAUDE.md", "{project}/.claude/CLAUDE.md"),
     mcp_configs=("{project}/.mcp.json", CLAUDE_JSON),
     mcp_clients=("claude-code",),
+    usage="claude-transcript",
 )
 
 

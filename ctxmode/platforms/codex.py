@@ -41,6 +41,7 @@ HOST = Host(
     ),
     mcp_configs=("{project}/.codex/config.toml", "{config}/config.toml"),
     mcp_clients=("Codex", "codex-mcp-client"),
+    usage="codex-rollout",
 )
 
 _EXIT = re.compile(r"\A\s*Exit code:?\s*(-?\d+)", re.IGNORECASE)

@@ -39,6 +39,7 @@ EVENTS: dict[str, CanonicalEvent] = {
     "sessionstart": "session_start",
     "beforesubmitprompt": "prompt_submit",
     "stop": "stop",
+    "afteragentresponse": "model_reply",
 }
 
 HOST = Host(

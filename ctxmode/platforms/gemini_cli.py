@@ -38,6 +38,7 @@ EVENTS: dict[str, CanonicalEvent] = {
     "sessionstart": "session_start",
     "beforeagent": "prompt_submit",
     "afteragent": "stop",
+    "aftermodel": "model_reply",
     **CLAUDE_EVENTS,  # the Claude names, accepted as aliases
 }
 
@@ -67,6 +68,7 @@ HOST = Host(
     mcp_clients=("gemini-cli",),
     parses_text_results=True,
     prompt_context=(("<hook_context>", "</hook_context>"),),
+    usage="gemini-payload",
 )
 
 _EXIT = re.compile(r"^Exit Code: (-?\d+)", re.MULTILINE)

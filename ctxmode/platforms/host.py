@@ -88,6 +88,10 @@ class Host(NamedTuple):
     (Qwen Code 0.15, which also never starts a headless session), so the routing block
     goes with the session's first prompt and snapshots with the next prompt or tool result
     (`late_snapshot`)."""
+    usage: str | None = None
+    """Where the host reports its model's real token usage, read at a turn end (see
+    `ctxmode.session.hostusage`): ``claude-transcript``, ``codex-rollout`` or
+    ``gemini-payload``; None where ctxmode knows no such record."""
     system_routing: bool = False
     """The routing block goes into a system prompt the host rebuilds for every request and
     never stores (OpenCode's plugin shim): a session continued by a new host process needs

@@ -34,7 +34,11 @@ from ctxmode.platforms.host import SERVER_KEY, Host
 
 NAME = "kimi"
 
-EVENTS: dict[str, CanonicalEvent] = {**CLAUDE_EVENTS, "posttoolusefailure": "post_tool_failure"}
+EVENTS: dict[str, CanonicalEvent] = {
+    **CLAUDE_EVENTS,
+    "posttoolusefailure": "post_tool_failure",
+    "sessionend": "session_end",
+}
 
 HOST = Host(
     NAME,

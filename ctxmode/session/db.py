@@ -30,6 +30,7 @@ from typing import NamedTuple
 
 from ctxmode import db
 from ctxmode.errors import DiskFullError, StoreError
+from ctxmode.session import modelusage
 from ctxmode.session.events import (
     CRITICAL,
     DEDUPE_WINDOW,
@@ -349,8 +350,9 @@ class SessionDB:
 
     def delete_session(self, session_id: str) -> int:
         """Remove one session's events, resume snapshot and meta; returns the number of
-        events removed. Its tool counters are folded into the project's earlier-sessions
-        row: project-wide stats survive both retention and a one-session purge."""
+        events removed. Its tool counters and model tokens are folded into the project's
+        earlier-sessions row: project-wide stats survive both retention and a one-session
+        purge."""
         with self.transaction() as con:
             cur = con.execute("DELETE FROM session_events WHERE session_id = ?", (session_id,))
             con.execute("DELETE FROM session_resume WHERE session_id = ?", (session_id,))
@@ -363,6 +365,7 @@ class SessionDB:
                     (EARLIER_SESSIONS, session_id),
                 )
                 con.execute("DELETE FROM tool_calls WHERE session_id = ?", (session_id,))
+                modelusage.fold(con, session_id)
             con.execute("DELETE FROM session_meta WHERE session_id = ?", (session_id,))
         return cur.rowcount
 

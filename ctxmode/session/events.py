@@ -84,6 +84,8 @@ CATALOGUE: dict[str, EventType] = {
     "session_start": EventType("session", NORMAL, "session"),
     "resumed_from": EventType("session", CRITICAL, "session"),
     "turn_end": EventType("session", LOW, "session"),
+    "agent_reply": EventType("session", LOW, "session"),
+    "session_end": EventType("session", LOW, "session"),
     "compaction_summary": EventType("compaction", NORMAL, "snapshot"),
     "snapshot_built": EventType("compaction", NORMAL, "snapshot"),
     "snapshot_consumed": EventType("session-resume", NORMAL, "snapshot"),

@@ -15,6 +15,12 @@ Tables:
                     sessions are folded into session ``''`` so project totals survive.
     usage_daily     the same counters per UTC day and tool, never folded: the history
                     (savings over time) outlives sessions
+    model_usage     per session and model, the tokens the host itself reports (input not
+                    read from cache, output, cache read, cache creation) and the replies
+                    they came from, as turn-end hooks read them; folded like tool_calls
+    usage_cursor    per session, how far the host's transcript has been read (file, byte
+                    offset, the model and last reply seen there), advanced in the same
+                    transaction as model_usage so no reply is counted twice
 
 Timestamps are ISO-8601 UTC with milliseconds and a ``Z``, so they sort as text.
 """
@@ -100,4 +106,36 @@ def m002_tool_counters(con: sqlite3.Connection) -> None:
     )
 
 
-MIGRATIONS: list[Callable[[sqlite3.Connection], None]] = [m001_initial, m002_tool_counters]
+def m003_model_usage(con: sqlite3.Connection) -> None:
+    con.execute(
+        f"""
+        CREATE TABLE model_usage(
+            session_id TEXT NOT NULL,
+            model TEXT NOT NULL,
+            replies INTEGER NOT NULL DEFAULT 0,
+            input_tokens INTEGER NOT NULL DEFAULT 0,
+            output_tokens INTEGER NOT NULL DEFAULT 0,
+            cache_read_tokens INTEGER NOT NULL DEFAULT 0,
+            cache_creation_tokens INTEGER NOT NULL DEFAULT 0,
+            updated_at TEXT NOT NULL DEFAULT {NOW},
+            PRIMARY KEY(session_id, model)
+        )"""
+    )
+    con.execute(
+        f"""
+        CREATE TABLE usage_cursor(
+            session_id TEXT PRIMARY KEY,
+            path TEXT NOT NULL DEFAULT '',
+            byte_offset INTEGER NOT NULL DEFAULT 0,
+            model TEXT NOT NULL DEFAULT '',
+            last_id TEXT NOT NULL DEFAULT '',
+            updated_at TEXT NOT NULL DEFAULT {NOW}
+        )"""
+    )
+
+
+MIGRATIONS: list[Callable[[sqlite3.Connection], None]] = [
+    m001_initial,
+    m002_tool_counters,
+    m003_model_usage,
+]

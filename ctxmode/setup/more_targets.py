@@ -32,6 +32,7 @@ COPILOT_EVENTS = (
     ("postToolUse", "posttooluse", 10),
     ("postToolUseFailure", "posttoolusefailure", 10),
     ("preCompact", "precompact", 30),
+    ("agentStop", "agentstop", 10),
 )
 
 
@@ -150,6 +151,8 @@ KIMI_EVENTS = (
     ("PostToolUse", "posttooluse", None, 10),
     ("PostToolUseFailure", "posttoolusefailure", None, 10),
     ("PreCompact", "precompact", None, 30),
+    ("Stop", "stop", None, 10),
+    ("SessionEnd", "sessionend", None, 10),
 )
 
 
@@ -195,6 +198,7 @@ def antigravity_cli(scope: Scope, cmd: Command) -> PlatformPlan:
     for event, arg, matcher in (
         ("PreToolUse", "pretooluse", AGY_PRE_MATCHER),
         ("PostToolUse", "posttooluse", ""),
+        ("Stop", "stop", ""),
     ):
         command = cmd.hook(p, arg)
         item = {"matcher": matcher, "hooks": [{"type": "command", "command": command}]}

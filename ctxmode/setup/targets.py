@@ -176,6 +176,8 @@ def claude_code(scope: Scope, cmd: Command) -> PlatformPlan:
         _nested(cmd, p, "PreCompact", "precompact", None, timeout=30),
         _nested(cmd, p, "SessionStart", "sessionstart", None, timeout=30),
         _nested(cmd, p, "UserPromptSubmit", "userpromptsubmit", None, timeout=10),
+        # Turn ends: the turn's end, and the tokens the transcript says it used.
+        _nested(cmd, p, "Stop", "stop", None, timeout=10),
     )
     warnings = []
     vscode = {vscode_hooks_file(Scope(None)), vscode_hooks_file(scope)}
@@ -267,6 +269,8 @@ def gemini_cli(scope: Scope, cmd: Command) -> PlatformPlan:
         hook("PreCompress", None, 30000),
         hook("SessionStart", None, 30000),
         hook("BeforeAgent", None, 10000),
+        # Fires for every streamed chunk; the one that finishes a reply carries its tokens.
+        hook("AfterModel", None, 10000),
     )
     # Gemini CLI redacts MCP servers' environment; under GitHub Actions it keeps only its
     # own short list plus security.environmentVariableRedaction.allowed.
@@ -299,6 +303,7 @@ def codex(scope: Scope, cmd: Command) -> PlatformPlan:
         _nested(cmd, p, "PreCompact", "precompact", None, timeout=30),
         _nested(cmd, p, "SessionStart", "sessionstart", None, timeout=30),
         _nested(cmd, p, "UserPromptSubmit", "userpromptsubmit", None, timeout=10),
+        _nested(cmd, p, "Stop", "stop", None, timeout=10),
     )
     hooks_file = base / "hooks.json"
     # Codex starts MCP servers with a short whitelist of variables (HOME, PATH, LANG, ...);
@@ -437,6 +442,7 @@ def cursor(scope: Scope, cmd: Command) -> PlatformPlan:
             for event, arg in (
                 ("postToolUse", "posttooluse"),
                 ("sessionStart", "sessionstart"),
+                ("afterAgentResponse", "afteragentresponse"),
                 ("stop", "stop"),
             )
         ),

@@ -10,6 +10,8 @@ from pathlib import Path
 from typing import Any, NamedTuple
 
 from ctxmode.dbfiles import open_readonly
+from ctxmode.session import modelusage
+from ctxmode.session.hostusage import TokenUsage
 from ctxmode.session.where import read_stats_file, stats_file_for, text_field
 from ctxmode.stats.model import COUNTER_COLUMNS, EARLIER_SESSIONS, Usage
 
@@ -33,6 +35,7 @@ class Scope(NamedTuple):
     sessions: int = 0
     started_at: str | None = None
     last_at: str | None = None
+    models: dict[str, TokenUsage] = {}  # the tokens the host reports, per model
 
 
 class ProjectStats(NamedTuple):
@@ -103,7 +106,14 @@ def _scope(con: sqlite3.Connection, session_id: str | None) -> Scope:
         ).fetchone()[0]
     else:
         sessions = 1
-    return Scope(_usage(con, session_id), _captured(con, session_id), int(sessions), started, last)
+    return Scope(
+        _usage(con, session_id),
+        _captured(con, session_id),
+        int(sessions),
+        started,
+        last,
+        modelusage.read(con, session_id),
+    )
 
 
 def _project_dir(con: sqlite3.Connection, session_db: Path) -> str:

@@ -1,10 +1,9 @@
 """Recording what each MCP tool call measured, and the stats file status bars read.
 
 The server adds one `Usage` per call to the project's session database (``tool_calls``,
-per session and tool), then rewrites the project's stats file,
-``<root>/sessions/<hash><suffix>.stats.json``: the current session's and the project's
-totals, so a status line shows them without opening SQLite. The database is the record;
-the file is a copy that is always rebuilt from it, so the two never drift.
+per session and tool), then rewrites the project's stats file (`ctxmode.stats.statsfile`):
+the current session's and the project's totals, so a status line shows them without
+opening SQLite.
 
 Which session a call belongs to: ``CTXMODE_SESSION_ID``, or a host's session variable
 (``CLAUDE_SESSION_ID``, ``CODEX_THREAD_ID``, ...) when the host sets one; else the project's
@@ -13,52 +12,22 @@ and the SessionStart hook records it first); else ``pid-<parent pid>``, the same
 give a host that names no session.
 """
 
-import json
 import logging
 import os
 import threading
 import time
 from pathlib import Path
-from typing import Any
 
 from ctxmode import settings
 from ctxmode.errors import CtxError
 from ctxmode.session.db import SessionDB, now_iso
 from ctxmode.session.where import stats_file_for
-from ctxmode.stats.model import Usage, total
+from ctxmode.stats.model import Usage
+from ctxmode.stats.statsfile import snapshot, write_stats_file
 
 log = logging.getLogger("ctxmode.stats")
 
 ACTIVE_WITHIN_S = 86_400
-STATS_FILE_VERSION = 1
-
-
-def usage_json(usage: Usage) -> dict[str, int]:
-    return dict(usage._asdict())
-
-
-def write_stats_file(path: Path, payload: dict[str, Any]) -> None:
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.{threading.get_ident()}.tmp")
-    try:
-        tmp.write_text(json.dumps(payload, ensure_ascii=False), encoding="utf-8")
-        os.replace(tmp, path)
-    finally:
-        tmp.unlink(missing_ok=True)
-
-
-def snapshot(sdb: SessionDB, session_id: str, project_dir: str) -> dict[str, Any]:
-    """The stats file's content, built from the database."""
-    session = sdb.usage(session_id)
-    project = sdb.usage()
-    return {
-        "ctxmode_stats": STATS_FILE_VERSION,
-        "project_dir": project_dir,
-        "session_id": session_id,
-        "updated_at": now_iso(),
-        "session": usage_json(total(session)),
-        "project": usage_json(total(project)),
-        "by_tool": {tool: usage_json(u) for tool, u in session.items()},
-    }
 
 
 def session_from_env() -> str | None:

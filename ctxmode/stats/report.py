@@ -10,11 +10,15 @@ from pathlib import Path
 from typing import Any, NamedTuple
 
 from ctxmode import __version__, paths
+from ctxmode.session.hostusage import TokenUsage
 from ctxmode.session.where import read_stats_file, stats_file_for, text_field
 from ctxmode.stats import collect, statusline
+from ctxmode.stats import prices as price_table
 from ctxmode.stats.collect import Captured, ProjectStats, Scope
 from ctxmode.stats.model import Usage, fmt_bytes, fmt_count, savings, tokens, total
+from ctxmode.stats.prices import Table, fmt_dollars
 from ctxmode.stats.record import session_from_env
+from ctxmode.stats.worth import cost, worth
 from ctxmode.wording import plural
 
 BAR_WIDTH = 32
@@ -35,6 +39,7 @@ class Report(NamedTuple):
     problems: list[str]
     # (kept in sandbox, returned, projects) from the stats files: the quick lifetime line
     everywhere: tuple[int, int, int] = (0, 0, 0)
+    prices: Table | None = None  # what tokens cost (bundled table, CTXMODE_PRICES over it)
 
 
 def current_session_id(session_db: Path) -> str | None:
@@ -73,7 +78,10 @@ def build(
     mine = total(project.project.by_tool) if project is not None else None
     if mine is not None and mine.calls:
         kept, back, others = kept + mine.sandboxed, back + mine.returned, others + 1
-    return Report(project, str(project_dir), kb, everything, problems, (kept, back, others))
+    table = price_table.table()
+    if table.problem:
+        problems.append(f"CTXMODE_PRICES {table.problem}")
+    return Report(project, str(project_dir), kb, everything, problems, (kept, back, others), table)
 
 
 # ---------------------------------------------------------------------- data
@@ -96,13 +104,37 @@ def savings_data(usage: Usage) -> dict[str, Any]:
     }
 
 
-def _scope_data(scope: Scope | None) -> dict[str, Any] | None:
+def worth_data(usage: Usage, models: dict[str, TokenUsage], prices: Table) -> dict[str, Any]:
+    """What the kept-out bytes were worth, and the host's own token counts per model."""
+    found = worth(usage.sandboxed, models, prices)
+    price = found.price
+    return {
+        "kept_out_tokens_estimate": found.tokens,
+        "model": found.model,
+        "priced": price is not None,
+        "input_usd_per_million": price.input if price else None,
+        "dollars": round(found.dollars, 6) if found.dollars is not None else None,
+        "price_source": price.source if price else None,
+        "prices_as_of": prices.as_of,
+        "models": {
+            model: {**u._asdict(), "cost_usd": _rounded(cost(u, price_table.lookup(model, prices)))}
+            for model, u in sorted(models.items())
+        },
+    }
+
+
+def _rounded(value: float | None) -> float | None:
+    return round(value, 6) if value is not None else None
+
+
+def _scope_data(scope: Scope | None, prices: Table) -> dict[str, Any] | None:
     if scope is None:
         return None
     overall = total(scope.by_tool)
     return {
         "totals": overall._asdict(),
         "savings": savings_data(overall),
+        "worth": worth_data(overall, scope.models, prices),
         "by_tool": {
             tool: {**u._asdict(), "kept_out_tokens_estimate": tokens(u.sandboxed)}
             for tool, u in sorted(scope.by_tool.items())
@@ -116,15 +148,17 @@ def _scope_data(scope: Scope | None) -> dict[str, Any] | None:
 
 def as_data(report: Report) -> dict[str, Any]:
     project = report.project
+    prices = report.prices or price_table.table()
     data: dict[str, Any] = {
         "version": __version__,
         "project_dir": report.project_dir,
         "session_id": project.session_id if project else None,
-        "session": _scope_data(project.session) if project else None,
-        "project": _scope_data(project.project) if project else None,
+        "session": _scope_data(project.session, prices) if project else None,
+        "project": _scope_data(project.project, prices) if project else None,
         "knowledge_base": report.knowledge_base,
         "formula": "without = sandboxed + returned; with = max(1, returned); "
-        "kept_out = 1 - with / without",
+        "kept_out = 1 - with / without; worth = kept-out bytes / 4 tokens at the input "
+        "price of the model that read the most tokens",
         "tokens_are_estimates": True,
         "problems": report.problems,
     }
@@ -167,6 +201,32 @@ def _savings_lines(usage: Usage) -> list[str]:
         f"{result.percent:.1f}% kept out of the context: {fmt_bytes(result.kept_out)} stayed in "
         f"the sandbox ({result.times} more room before the host compacts).",
     ]
+
+
+def _worth_lines(usage: Usage, models: dict[str, TokenUsage], prices: Table) -> list[str]:
+    if savings(usage.sandboxed, usage.returned) is None and not models:
+        return []
+    found = worth(usage.sandboxed, models, prices)
+    kept = f"~{fmt_count(found.tokens)} tokens kept out"
+    if found.model is None:
+        lines = []
+    elif found.price is None or found.dollars is None:
+        lines = [f"Worth: {kept}; no price known for {found.model} (tokens only; add one with "
+                 "CTXMODE_PRICES)."]  # fmt: skip
+    else:
+        lines = [
+            f"Worth: {kept} = {fmt_dollars(found.dollars)} at {found.model}'s input price "
+            f"({fmt_dollars(found.price.input)} per million tokens, prices of {prices.as_of})."
+        ]
+    for model, u in sorted(models.items(), key=lambda kv: -kv[1].prompt_side):
+        spent = cost(u, price_table.lookup(model, prices))
+        lines.append(
+            f"  {model}: {plural(u.replies, 'reply', 'replies')}, {fmt_count(u.input)} input, "
+            f"{fmt_count(u.output)} output, {fmt_count(u.cache_read)} cache read, "
+            f"{fmt_count(u.cache_creation)} cache write tokens (the host's count)"
+            + (f", {fmt_dollars(spent)}" if spent is not None else "")
+        )
+    return lines
 
 
 def _tool_table(by_tool: dict[str, Usage]) -> list[str]:
@@ -214,12 +274,16 @@ def _when(iso: str | None) -> str:
 
 def render_text(report: Report) -> str:
     lines = [f"ctxmode stats: {paths.home_relative(report.project_dir)}", ""]
+    prices = report.prices or price_table.table()
     project = report.project
     session = project.session if project else None
     if session is not None and session.by_tool:
         sid = project.session_id if project else ""
         lines.append(f"This session ({sid}, since {_when(session.started_at)})")
         lines.extend("  " + line for line in _savings_lines(total(session.by_tool)))
+        lines.extend(
+            "  " + line for line in _worth_lines(total(session.by_tool), session.models, prices)
+        )
         lines.append("")
         lines.extend(_tool_table(session.by_tool))
         lines.extend(_captured_line(session.captured))
@@ -233,6 +297,9 @@ def render_text(report: Report) -> str:
         sessions = plural(scope.sessions, "session")
         lines.append(f"This project, all sessions ({sessions} since {since})")
         lines.extend("  " + line for line in _savings_lines(total(scope.by_tool)))
+        lines.extend(
+            "  " + line for line in _worth_lines(total(scope.by_tool), scope.models, prices)
+        )
         if session is None or not session.by_tool:
             lines.append("")
             lines.extend(_tool_table(scope.by_tool))

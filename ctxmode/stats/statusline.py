@@ -13,10 +13,13 @@ import json
 import os
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ctxmode import settings
 from ctxmode.stats.model import fmt_bytes, savings
+
+if TYPE_CHECKING:
+    from ctxmode.session.hostusage import TokenUsage
 
 BRAND = "ctxmode"
 
@@ -118,12 +121,40 @@ def line(payload: dict[str, Any], root: Path | None = None) -> str:
         if result is not None:
             parts.append(f"{result.percent:.1f}% kept out")
             parts.append(f"{fmt_bytes(result.kept_out)} {label}")
+            parts.extend(_worth(result.kept_out, mine.get(f"{scope}_models")))
     total = savings(everything[0], everything[1])
     if total is not None:
         parts.append(f"{fmt_bytes(total.kept_out)} all projects")
     if not parts:
         parts.append("no measured activity yet")
     return f"{BRAND}  ●  " + "  ·  ".join(parts)
+
+
+def _models(data: Any) -> "dict[str, TokenUsage]":
+    from ctxmode.session.hostusage import TokenUsage
+
+    found: dict[str, TokenUsage] = {}
+    for model, row in data.items() if isinstance(data, dict) else ():
+        if isinstance(row, dict):
+            values = [row.get(f, 0) for f in TokenUsage._fields]
+            if all(isinstance(v, int) and not isinstance(v, bool) for v in values):
+                found[str(model)] = TokenUsage(*values)
+    return found
+
+
+def _worth(kept_out: int, data: Any) -> list[str]:
+    """``≈ $0.42 at claude-sonnet-4-5`` (or the tokens, for a model without a price); nothing
+    before the host has reported a model."""
+    from ctxmode.stats.model import fmt_count
+    from ctxmode.stats.prices import fmt_dollars, table
+    from ctxmode.stats.worth import worth
+
+    found = worth(kept_out, _models(data), table())
+    if found.model is None:
+        return []
+    if found.dollars is None:
+        return [f"~{fmt_count(found.tokens)} tokens ({found.model}, no price)"]
+    return [f"≈ {fmt_dollars(found.dollars)} at {found.model}"]
 
 
 def _colour(text: str) -> str:

@@ -197,3 +197,19 @@ def test_file_labels_name_the_project_only_for_relative_paths(path, label):
     row = {"path": path, "project_dir": "~/code/proj", "events": 1}
     assert page._file_label(row, all_projects=True) == label
     assert page._file_label(row, all_projects=False) == path
+
+
+def test_page_says_what_the_kept_out_tokens_were_worth(project, home):
+    from ctxmode.session import modelusage
+    from ctxmode.session.db import now_iso
+    from ctxmode.session.hostusage import TokenUsage
+
+    fill(project, home)
+    with SessionDB(session_db_path(project, paths.data_root())) as sdb, sdb.transaction() as con:
+        modelusage.add(con, "s1", {"gpt-4.1": TokenUsage(9000, 100, 1000, 0, 3)}, now_iso())
+    found = data.gather(project)
+    worth = found["worth"]
+    assert (worth["model"], worth["kept_out_tokens_estimate"]) == ("gpt-4.1", 25_950)
+    assert worth["dollars"] == pytest.approx(25_950 * worth["input_usd_per_million"] / 1e6)
+    html = page.render(found)
+    assert "Worth: ~25.9K tokens kept out = $" in html and "at gpt-4.1&#x27;s input price" in html

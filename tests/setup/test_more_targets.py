@@ -24,6 +24,7 @@ def test_copilot_cli_project_hooks_and_mcp(project):
         "postToolUse",
         "postToolUseFailure",
         "preCompact",
+        "agentStop",
     }
     pre = hooks["hooks"]["preToolUse"][0]
     assert pre["bash"] == pre["powershell"] == "ctxmode hook copilot-cli pretooluse"
@@ -83,7 +84,9 @@ def test_kimi_global_hooks_are_array_tables_and_uninstall_restores_the_file(home
     setup("kimi", project=None)
     text = conf.read_text(encoding="utf-8")
     assert text.startswith(USER_KIMI)
-    assert text.count("[[hooks]]") == 6  # the user's and five of ctxmode's
+    assert text.count("[[hooks]]") == 8  # the user's and seven of ctxmode's
+    assert 'command = "ctxmode hook kimi stop"' in text
+    assert 'command = "ctxmode hook kimi sessionend"' in text
     assert 'matcher = "Bash|Read|Grep|FetchURL|Agent|mcp__"' in text
     assert _json(home / ".kimi-code" / "mcp.json")["mcpServers"]["ctxmode"]["args"] == ["serve"]
     assert not setup("kimi", project=None).changed

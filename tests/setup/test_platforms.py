@@ -258,7 +258,9 @@ def test_claude_code_project_hooks_use_matchers_that_match(project):
         "PreCompact",
         "SessionStart",
         "UserPromptSubmit",
+        "Stop",
     }
+    assert _handlers(settings["Stop"]) == [(None, "ctxmode hook claude-code stop")]
     assert all(
         h["type"] == "command" and h["timeout"] <= 30
         for groups in settings.values()
@@ -307,6 +309,7 @@ def test_gemini_cli_enables_hooks_and_names_them(project):
         "PreCompress",
         "SessionStart",
         "BeforeAgent",
+        "AfterModel",
     }
 
 
@@ -413,7 +416,13 @@ def test_cursor_writes_version_and_camel_case_events(project):
     data = _json(project / ".cursor" / "hooks.json")
     assert data["version"] == 1
     assert data["hooks"]["preToolUse"][0]["matcher"] == "Shell|Read|Grep|WebFetch|Task|MCP:.*"
-    assert set(data["hooks"]) == {"preToolUse", "postToolUse", "sessionStart", "stop"}
+    assert set(data["hooks"]) == {
+        "preToolUse",
+        "postToolUse",
+        "sessionStart",
+        "afterAgentResponse",
+        "stop",
+    }
     assert _json(project / ".cursor" / "mcp.json")["mcpServers"]["ctxmode"]["command"] == (
         "ctxmode"
     )

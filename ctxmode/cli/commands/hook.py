@@ -20,10 +20,14 @@ def hook(
             autocompletion=complete_platform,
         ),
     ],
-    event: Annotated[str, typer.Argument(help="Hook event, e.g. pretooluse.")],
+    event: Annotated[
+        str, typer.Argument(help="Hook event as the host names it, e.g. pretooluse, stop.")
+    ],
 ) -> None:
     """Entry point for agents' hook settings: reads the event on stdin, answers on stdout.
 
+    Turn-end events (stop, agentstop, aftermodel, afteragentresponse, sessionend) record
+    the turn and the tokens the host reports per model, and never continue the turn.
     Never fails the host: on any error it answers with the platform's no-op and exit 0.
     An unknown platform is a usage error (exit 2) at a terminal; under a host (stdin
     piped) it only says so on stderr and exits 0, so a typo cannot block every tool call.

@@ -27,7 +27,11 @@ def stats(
     agent, or printed by the CLI) and bytes that stayed in the sandbox. One formula:
     without = kept in sandbox + returned, with = max(1, returned), kept out = 1 - with /
     without. Events captured by hooks are shown apart and never counted as savings.
-    Tokens are estimates (bytes / 4). Read-only: it writes no file.
+    Tokens are estimates (bytes / 4). What the kept-out part was worth: its tokens at
+    the input price of the model the host reports using most (the turn-end hooks record
+    each model's tokens), with the model named; prices from the bundled table, or
+    $CTXMODE_PRICES; a model without a price shows tokens only. Read-only: it writes no
+    file.
 
     Example: ctxmode stats --all-projects
     """
@@ -52,7 +56,8 @@ def stats(
 def statusline() -> None:
     """Print one status-bar line with this session's and all projects' savings.
 
-    Reads the stats files the server keeps up to date; needs no running server and
+    Reads the stats files the server and the turn-end hooks keep up to date (with the
+    host's model known, the kept-out part in dollars); needs no running server and
     starts without the CLI framework. Hosts that pipe a JSON payload on stdin (Claude
     Code: session_id, workspace.project_dir) get the figures of that session.
 
