@@ -27,7 +27,7 @@ from ctxmode.platforms.common import (
     uuid_in,
     verdict,
 )
-from ctxmode.platforms.host import SERVER_KEY, Host
+from ctxmode.platforms.host import SERVER_KEY, HookSpec, Host
 
 NAME = "claude-code"
 
@@ -46,6 +46,23 @@ WIRE_NAMES: dict[CanonicalEvent, str] = {
 CLAUDE_JSON = "{root}/.claude.json"
 """Claude Code's user state file: user-scope MCP servers and each project's own."""
 
+TOOLS = "Bash|PowerShell|Read|Grep|WebFetch|Agent"
+"""The built-in tools the pre-tool hook routes (the shell, reads, searches, fetches, agents)."""
+
+HOOKS = (
+    HookSpec("PreToolUse", "pretooluse", TOOLS, 10),
+    # `mcp__` alone is an exact name in Claude Code and matches nothing (spec gotcha 1).
+    HookSpec("PreToolUse", "pretooluse", "mcp__.*", 10),
+    HookSpec("PostToolUse", "posttooluse", "*", 10),
+    # Failing commands fire PostToolUseFailure, not PostToolUse (spec gotcha 2).
+    HookSpec("PostToolUseFailure", "posttoolusefailure", "Bash|PowerShell", 10),
+    HookSpec("PreCompact", "precompact", None, 30),
+    HookSpec("SessionStart", "sessionstart", None, 30),
+    HookSpec("UserPromptSubmit", "userpromptsubmit", None, 10),
+    HookSpec("Stop", "stop", None, 10),
+)
+"""Every event ctxmode handles here, with its matcher and timeout in seconds."""
+
 HOST = Host(
     NAME,
     EVENTS,
@@ -59,6 +76,7 @@ HOST = Host(
     memory_files=("{config}/CLAUDE.md", "{project}/CLAUDE.md", "{project}/.claude/CLAUDE.md"),
     mcp_configs=("{project}/.mcp.json", CLAUDE_JSON),
     mcp_clients=("claude-code",),
+    hooks=HOOKS,
 )
 
 

@@ -29,6 +29,19 @@ _TOML_SERVER = re.compile(
 )
 
 
+class HookSpec(NamedTuple):
+    """One hook ctxmode registers on a host: ``ctxmode hook <platform> <arg>`` on `event`."""
+
+    event: str
+    """The host's event name, as its hook configuration spells it (``PreToolUse``)."""
+    arg: str
+    """The event name ctxmode's hook command takes (``pretooluse``)."""
+    matcher: str | None
+    """Which tools fire it (None: the event has no matcher, or every tool)."""
+    timeout: int
+    """Seconds (or the host's own unit) the host waits for the hook."""
+
+
 class Host(NamedTuple):
     """One agent host, as ctxmode needs to know it."""
 
@@ -88,6 +101,8 @@ class Host(NamedTuple):
     (Qwen Code 0.15, which also never starts a headless session), so the routing block
     goes with the session's first prompt and snapshots with the next prompt or tool result
     (`late_snapshot`)."""
+    hooks: tuple[HookSpec, ...] = ()
+    """The hooks ctxmode registers on the host (by setup, or in a plugin's hooks file)."""
     system_routing: bool = False
     """The routing block goes into a system prompt the host rebuilds for every request and
     never stores (OpenCode's plugin shim): a session continued by a new host process needs

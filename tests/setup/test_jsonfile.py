@@ -197,7 +197,9 @@ def test_stale_hooks_from_an_old_command_are_replaced_not_duplicated(settings, p
                     ],
                 }
             ],
-            "Stop": [{"hooks": [{"type": "command", "command": "ctxmode hook claude-code stop"}]}],
+            "Notification": [
+                {"hooks": [{"type": "command", "command": "ctxmode hook claude-code notification"}]}
+            ],
         }
     }
     settings.write_text(json.dumps(stale), encoding="utf-8")
@@ -205,7 +207,7 @@ def test_stale_hooks_from_an_old_command_are_replaced_not_duplicated(settings, p
     hooks = _hooks(settings)
     commands = [h["command"] for g in hooks["PreToolUse"] for h in g["hooks"]]
     assert commands == ["ctxmode hook claude-code pretooluse"] * 2
-    assert "Stop" not in hooks
+    assert "Notification" not in hooks
 
 
 def test_a_host_tweaking_our_timeout_is_not_reverted(settings, project):
