@@ -70,6 +70,8 @@ class Host(NamedTuple):
     decides whether to compact (Gemini's PreCompress): only ``manual`` is a compaction."""
     tool_prefix: str | None = None
     """How the model sees ctxmode's tools (``mcp__ctxmode__``); None where it varies."""
+    plugin_tool_prefix: str | None = None
+    """The tool prefix when ctxmode runs from the host's plugin (``$CTXMODE_PLUGIN``)."""
     deferred_tools: str | None = None
     """The call that loads deferred MCP tools, over ``{names}`` (Claude's ToolSearch)."""
     project_vars: tuple[str, ...] = ()

@@ -123,7 +123,10 @@ def render_all() -> dict[str, str]:
         ".codex-plugin/hooks.json": hooks_file("codex", "PLUGIN_ROOT"),
         ".codex-plugin/mcp.json": codex_mcp(),
     }
-    return {path: json.dumps(value, indent=2, ensure_ascii=False) + "\n" for path, value in files.items()}
+    return {
+        path: json.dumps(value, indent=2, ensure_ascii=False) + "\n"
+        for path, value in files.items()
+    }
 
 
 def main(argv: Sequence[str] | None = None) -> int:
