@@ -22,7 +22,6 @@ process of the run may be alive and nothing of the plugin may be left in HOME.
 
 from __future__ import annotations
 
-import json
 import os
 import subprocess
 import sys
@@ -36,7 +35,9 @@ from fakeapi import Script, Step  # noqa: E402
 HOST = "claude-code"
 STATS = "# ctxmode stats"
 """A line of the ctx-stats skill: the prompt the fake sees once the skill is expanded."""
-TOOLS = "Bash,Write,Edit,Read,ToolSearch,Skill,mcp__plugin_ctxmode_ctxmode"
+PREFIX = "mcp__plugin_ctxmode_ctxmode__"
+"""How Claude Code names the tools of the plugin ctxmode's server ctxmode."""
+TOOLS = "Bash,Write,Edit,Read,ToolSearch,Skill," + PREFIX.rstrip("_")
 
 
 def script(run: scenario.Run, proj: str) -> Script:
@@ -49,7 +50,10 @@ def script(run: scenario.Run, proj: str) -> Script:
     return Script(
         prompts,
         final={STATS: "ctxmode kept the tool output out of the context."},
-        loader=Step("ToolSearch", {"query": "select:{names}", "max_results": 20}),
+        # Claude Code names only some deferred tools in the conversation: select all of them.
+        loader=Step(
+            "ToolSearch", {"query": "select:" + ",".join(PREFIX + t for t in scenario.ALL_CTX)}
+        ),
         model="claude-sonnet-4-5",
         ready_dir=os.path.join(run.d["data"], "servers"),
         ready_timeout=150.0,
@@ -58,12 +62,17 @@ def script(run: scenario.Run, proj: str) -> Script:
 
 def plugin_files(home: str) -> list[str]:
     """What of the plugin is in HOME: its cache, data, marketplace copy, and registrations."""
-    found = []
     plugins = Path(home, ".claude", "plugins")
-    for path in sorted(plugins.rglob("*")) if plugins.is_dir() else []:
-        if "ctxmode" in path.name and path.parent.name in ("cache", "data", "marketplaces"):
-            found.append(str(path.relative_to(home)))
-    for name in ("settings.json", "plugins/installed_plugins.json", "plugins/known_marketplaces.json"):
+    found = [
+        str(path.relative_to(home))
+        for path in (sorted(plugins.rglob("*")) if plugins.is_dir() else [])
+        if "ctxmode" in path.name and path.parent.name in ("cache", "data", "marketplaces")
+    ]
+    for name in (
+        "settings.json",
+        "plugins/installed_plugins.json",
+        "plugins/known_marketplaces.json",
+    ):
         path = Path(home, ".claude", name)
         if path.is_file() and "ctxmode" in path.read_text(encoding="utf-8"):
             found.append(f".claude/{name} names ctxmode")
@@ -149,14 +158,24 @@ def main() -> int:
         results.append(
             scenario.Result(
                 "warm-start",
-                any(c["name"].endswith("ctx_search") and "zebracorn" in (c["result"] or "").lower() for c in run3),
-                f"run3 made {len(run3)} calls: " + ", ".join(c["name"].split("__")[-1] for c in run3),
+                any(
+                    c["name"].endswith("ctx_search") and "zebracorn" in (c["result"] or "").lower()
+                    for c in run3
+                ),
+                f"run3 made {len(run3)} calls: "
+                + ", ".join(c["name"].split("__")[-1] for c in run3),
             )
         )
         data = Path(run.d["home"], ".claude", "plugins", "data")
-        venvs = sorted(str(p.relative_to(run.d["home"])) for p in data.glob("*/venv-*")) if data.is_dir() else []
+        venvs = (
+            sorted(str(p.relative_to(run.d["home"])) for p in data.glob("*/venv-*"))
+            if data.is_dir()
+            else []
+        )
         rm = run.invoke("uninstall", [*cli, "uninstall", "ctxmode@ctxmode"], proj, env)
-        rm2 = run.invoke("marketplace-remove", [*cli, "marketplace", "remove", "ctxmode"], proj, env)
+        rm2 = run.invoke(
+            "marketplace-remove", [*cli, "marketplace", "remove", "ctxmode"], proj, env
+        )
         left = plugin_files(run.d["home"])
         alive = [p.describe() for p in scenario.run_processes(run.root)]
         results.append(

@@ -456,12 +456,19 @@ def anthropic_blocks(text: str, call: dict[str, Any] | None) -> list[dict[str, A
         fn = call["function"]
         ident = "toolu_" + call["id"][5:]
         blocks.append(
-            {"type": "tool_use", "id": ident, "name": fn["name"], "input": json.loads(fn["arguments"])}
+            {
+                "type": "tool_use",
+                "id": ident,
+                "name": fn["name"],
+                "input": json.loads(fn["arguments"]),
+            }
         )
     return blocks or [{"type": "text", "text": "ok"}]
 
 
-def anthropic_events(model: str, blocks: list[dict[str, Any]], stop: str) -> Iterator[tuple[str, Any]]:
+def anthropic_events(
+    model: str, blocks: list[dict[str, Any]], stop: str
+) -> Iterator[tuple[str, Any]]:
     """The SSE events of one streamed Messages reply."""
     usage = {"input_tokens": 100, "output_tokens": 1}
     message = {
@@ -481,7 +488,10 @@ def anthropic_events(model: str, blocks: list[dict[str, Any]], stop: str) -> Ite
         else:
             start = {"type": "tool_use", "id": b["id"], "name": b["name"], "input": {}}
             delta = {"type": "input_json_delta", "partial_json": json.dumps(b["input"])}
-        yield "content_block_start", {"type": "content_block_start", "index": i, "content_block": start}
+        yield (
+            "content_block_start",
+            {"type": "content_block_start", "index": i, "content_block": start},
+        )
         yield "content_block_delta", {"type": "content_block_delta", "index": i, "delta": delta}
         yield "content_block_stop", {"type": "content_block_stop", "index": i}
     end = {"stop_reason": stop, "stop_sequence": None}
@@ -589,7 +599,6 @@ class _Handler(BaseHTTPRequestHandler):
         except (BrokenPipeError, ConnectionResetError):
             pass
 
-
     def _anthropic(self, body: dict[str, Any]) -> None:
         label, text, call, extra = self.api.reply(body)
         blocks = anthropic_blocks(text, call)
@@ -673,9 +682,11 @@ def tool_results(body: Mapping[str, Any]) -> list[tuple[str, str]]:
         if m.get("role") == "tool":
             out.append((names.get(str(m.get("tool_call_id")), ""), text_of(m.get("content"))))
         content = m.get("content")
-        for b in content if isinstance(content, list) else []:
-            if isinstance(b, dict) and b.get("type") == "tool_result":  # Anthropic
-                out.append((names.get(str(b.get("tool_use_id")), ""), text_of(b.get("content"))))
+        out.extend(  # Anthropic: tool_result blocks in a user message
+            (names.get(str(b.get("tool_use_id")), ""), text_of(b.get("content")))
+            for b in (content if isinstance(content, list) else [])
+            if isinstance(b, dict) and b.get("type") == "tool_result"
+        )
     return out
 
 

@@ -223,7 +223,9 @@ def plugin_check(platform: str, project_dir: Path | None) -> Check | None:
             f"registered twice{here}",
             f"ctxmode uninstall {platform} {scope}".strip(),
         )
-    return ok(name, f"{plugin_id} enabled in {where}: the plugin's hooks and MCP server are active{here}")
+    return ok(
+        name, f"{plugin_id} enabled in {where}: the plugin's hooks and MCP server are active{here}"
+    )
 
 
 def platform_checks(project_dir: Path | None) -> list[Check]:

@@ -101,11 +101,17 @@ _SETUP_HOOK = re.compile(r"\bhook\s+claude-code\b")
 def _texts(project: Path | None, env: Mapping[str, str]) -> list[tuple[Path, str]]:
     out = []
     for path in paths(HOST, SETTINGS_FILES, project, env):
-        try:
-            out.append((path, path.read_text(encoding="utf-8")))
-        except (OSError, UnicodeDecodeError):
-            continue
+        text = _text(path)
+        if text is not None:
+            out.append((path, text))
     return out
+
+
+def _text(path: Path) -> str | None:
+    try:
+        return path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError):
+        return None
 
 
 def setup_hooks(project: Path | None, env: Mapping[str, str]) -> list[Path]:

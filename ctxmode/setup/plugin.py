@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 import ctxmode
+from ctxmode import settings
 from ctxmode.platforms import descriptor
 from ctxmode.platforms.host import SERVER_KEY, Host
 
@@ -66,7 +67,7 @@ def claude_plugin() -> dict[str, Any]:
     server = {
         "command": "sh",
         "args": [f"${{CLAUDE_PLUGIN_ROOT}}/{LAUNCHER}", "serve"],
-        "env": {"CTXMODE_PLUGIN": "claude-code"},
+        "env": {settings.HOST_PLUGIN.name: "claude-code"},
     }
     # hooks/hooks.json and skills/ are where Claude Code looks by default; naming them
     # again here would load them twice.
@@ -105,7 +106,7 @@ def codex_mcp() -> dict[str, Any]:
         "command": "sh",
         "args": [f"./{LAUNCHER}", "serve"],
         "cwd": ".",
-        "env": {"CTXMODE_PLUGIN": "codex"},
+        "env": {settings.HOST_PLUGIN.name: "codex"},
         # ctxmode's tools run code in its sandbox and read its own store: approved once
         # with the plugin, not per call.
         "default_tools_approval_mode": "approve",

@@ -55,7 +55,10 @@ def test_codex_hooks_cover_the_tools_codex_emits():
 def test_every_hook_and_server_runs_the_launcher_not_ctxmode_on_path():
     launcher = ROOT / plugin.LAUNCHER
     assert launcher.is_file() and launcher.read_text(encoding="utf-8").startswith("#!/bin/sh")
-    for rel, var in (("hooks/hooks.json", "CLAUDE_PLUGIN_ROOT"), (".codex-plugin/hooks.json", "PLUGIN_ROOT")):
+    for rel, var in (
+        ("hooks/hooks.json", "CLAUDE_PLUGIN_ROOT"),
+        (".codex-plugin/hooks.json", "PLUGIN_ROOT"),
+    ):
         for groups in _load(rel)["hooks"].values():
             for g in groups:
                 for h in g["hooks"]:
