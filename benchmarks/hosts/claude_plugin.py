@@ -22,6 +22,7 @@ process of the run may be alive and nothing of the plugin may be left in HOME.
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -30,7 +31,7 @@ from pathlib import Path
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import scenario  # noqa: E402
-from fakeapi import Script, Step  # noqa: E402
+from fakeapi import Script, Step, text_of  # noqa: E402
 
 HOST = "claude-code"
 STATS = "# ctxmode stats"
@@ -61,12 +62,16 @@ def script(run: scenario.Run, proj: str) -> Script:
 
 
 def plugin_files(home: str) -> list[str]:
-    """What of the plugin is in HOME: its cache, data, marketplace copy, and registrations."""
+    """What of the plugin is in HOME: its cache, data, marketplace copy, and registrations.
+    A cached copy Claude Code marked ``.orphaned_at`` (it deletes those itself, later, so
+    running sessions keep their files) is not counted."""
     plugins = Path(home, ".claude", "plugins")
     found = [
         str(path.relative_to(home))
         for path in (sorted(plugins.rglob("*")) if plugins.is_dir() else [])
-        if "ctxmode" in path.name and path.parent.name in ("cache", "data", "marketplaces")
+        if "ctxmode" in path.name
+        and path.parent.name in ("cache", "data", "marketplaces")
+        and not orphaned(path)
     ]
     for name in (
         "settings.json",
@@ -77,6 +82,34 @@ def plugin_files(home: str) -> list[str]:
         if path.is_file() and "ctxmode" in path.read_text(encoding="utf-8"):
             found.append(f".claude/{name} names ctxmode")
     return found
+
+
+def orphaned(folder: Path) -> bool:
+    """Every version folder under `folder` carries Claude Code's ``.orphaned_at`` mark."""
+    marks = [p.parent for p in folder.rglob(".orphaned_at")]
+    versions = list(folder.rglob(".claude-plugin"))
+    return bool(marks) and len(marks) == len(versions)
+
+
+def result_of(requests: list[dict], name: str) -> str | None:
+    """The result text of the scripted call of tool `name` (matched by its call id)."""
+    call = next(
+        (
+            r["reply"]["tool_call"]
+            for r in requests
+            if (r.get("reply") or {}).get("tool_call")
+            and r["reply"]["tool_call"]["function"]["name"].endswith(name)
+        ),
+        None,
+    )
+    if call is None or not requests:
+        return None
+    ident = "toolu_" + call["id"][5:]
+    for m in requests[-1]["body"].get("messages") or []:
+        for b in m.get("content") if isinstance(m.get("content"), list) else []:
+            if isinstance(b, dict) and b.get("tool_use_id") == ident:
+                return text_of(b.get("content"))
+    return None
 
 
 def main() -> int:
@@ -109,13 +142,15 @@ def main() -> int:
         cli = [claude, "plugin"]
         add = run.invoke("marketplace-add", [*cli, "marketplace", "add", clone], proj, env)
         inst = run.invoke("install", [*cli, "install", "ctxmode@ctxmode"], proj, env)
+        with open(os.path.join(clone, "hooks", "hooks.json"), encoding="utf-8") as f:
+            events = len(json.load(f)["hooks"])
         listed = subprocess.run(
             [*cli, "details", "ctxmode@ctxmode"], env=env, cwd=proj, capture_output=True, text=True
         ).stdout
         results.append(
             scenario.Result(
                 "plugin-install",
-                add["rc"] == 0 and inst["rc"] == 0 and "Hooks (8)" in listed,
+                add["rc"] == 0 and inst["rc"] == 0 and f"Hooks ({events})" in listed,
                 f"marketplace add rc={add['rc']}, install rc={inst['rc']}; "
                 + "; ".join(line.strip() for line in listed.splitlines() if "(" in line)[:300],
             )
@@ -130,10 +165,10 @@ def main() -> int:
         t0 = time.time()
         run.invoke("run3", [claude, "-p", scenario.TASK, *common], other, env, scenario.TASK)
         warm_s = time.time() - t0
-        events = run.collect_events()
+        hook_events = run.collect_events()
         segs = run.requests()
         run1 = segs.get("run1", [])
-        results += scenario.first_run_checks(run, run1, "Bash", events)
+        results += scenario.first_run_checks(run, run1, "Bash", hook_events)
         held = next((e.get("ready_wait_s") for e in run1 if e.get("ready_wait_s")), None)
         results.append(
             scenario.Result(
@@ -143,13 +178,13 @@ def main() -> int:
                 f"server; run3 (warm) {warm_s:.1f} s",
             )
         )
-        stats = scenario.calls(segs.get("run2", []), STATS)
-        skill = bool(scenario.main_requests(segs.get("run2", []), STATS))
-        got = stats[0]["result"] if stats else None
+        run2 = scenario.main_requests(segs.get("run2", []), STATS)
+        skill = bool(run2)
+        got = result_of(run2, "ctx_stats")
         results.append(
             scenario.Result(
                 "slash-command",
-                skill and got is not None and "error" not in got.lower()[:80],
+                skill and got is not None and "ctx_" in got and "error" not in got.lower()[:80],
                 f"/ctxmode:ctx-stats expanded: {skill}; ctx_stats result: "
                 + (repr(" ".join(got.split())[:120]) if got else "none"),
             )
