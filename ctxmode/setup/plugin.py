@@ -5,7 +5,8 @@
 
 A Claude Code plugin (``.claude-plugin/marketplace.json``, ``.claude-plugin/plugin.json``,
 ``hooks/hooks.json``) and a Codex plugin (``.codex-plugin/plugin.json``, ``hooks.json``,
-``mcp.json``), both over the repository root: their hooks and MCP server run
+``mcp.json``; its marketplace ``.agents/plugins/marketplace.json``), both over the
+repository root: their hooks and MCP server run
 ``bin/ctxmode-plugin``, which builds ctxmode from the plugin's own source on first use.
 The hooks are each descriptor's ``hooks``, so the plugin and ``ctxmode setup`` register the
 same events with the same matchers; the versions are ``ctxmode.__version__``.
@@ -101,12 +102,28 @@ def codex_plugin() -> dict[str, Any]:
     )
 
 
+def codex_marketplace() -> dict[str, Any]:
+    """``.agents/plugins/marketplace.json``: where `codex plugin marketplace add` looks."""
+    entry = {
+        "name": NAME,
+        "source": {"source": "local", "path": "./"},
+        "policy": {"installation": "AVAILABLE"},
+        "category": "Productivity",
+    }
+    return {"name": NAME, "interface": {"displayName": NAME}, "plugins": [entry]}
+
+
 def codex_mcp() -> dict[str, Any]:
+    from ctxmode.setup.targets import PROXY_VARS, setting_vars
+
     server = {
         "command": "sh",
         "args": [f"./{LAUNCHER}", "serve"],
         "cwd": ".",
         "env": {settings.HOST_PLUGIN.name: "codex"},
+        # Codex starts MCP servers with a short list of variables: these pass through too,
+        # so the server and the hooks share a data root and settings (as `ctxmode setup`).
+        "env_vars": [*setting_vars(), *PROXY_VARS],
         # ctxmode's tools run code in its sandbox and read its own store: approved once
         # with the plugin, not per call.
         "default_tools_approval_mode": "approve",
@@ -123,6 +140,7 @@ def render_all() -> dict[str, str]:
         ".codex-plugin/plugin.json": codex_plugin(),
         ".codex-plugin/hooks.json": hooks_file("codex", "PLUGIN_ROOT"),
         ".codex-plugin/mcp.json": codex_mcp(),
+        ".agents/plugins/marketplace.json": codex_marketplace(),
     }
     return {
         path: json.dumps(value, indent=2, ensure_ascii=False) + "\n"
