@@ -108,3 +108,24 @@ def test_the_bridge_answers_initialize_at_once_and_reports_a_failed_build(data):
     proc.stdin.close()
     assert proc.wait(timeout=30) == 0
     proc.stdout.close()
+
+
+def test_without_a_data_variable_the_hosts_data_folder_beside_its_cache_is_used(
+    tmp_path, monkeypatch
+):
+    """Codex starts MCP servers without $PLUGIN_DATA: the server must find the folder its
+    hooks are given, <plugins>/data/<name>-<marketplace>, from the plugin's own folder."""
+    monkeypatch.delenv("CLAUDE_PLUGIN_DATA", raising=False)
+    monkeypatch.delenv("PLUGIN_DATA", raising=False)
+    monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "xdg"))
+    root = tmp_path / "plugins" / "cache" / "market" / "ctxmode" / ctxmode.__version__
+    (root / "bin").mkdir(parents=True)
+    (root / "ctxmode").mkdir()
+    shutil.copy(LAUNCHER, root / "bin" / "ctxmode-plugin")
+    shutil.copy(ROOT / "ctxmode" / "__init__.py", root / "ctxmode" / "__init__.py")
+    assert where(root).parent == tmp_path / "xdg" / "ctxmode-plugin"  # no host folder yet
+    host_data = tmp_path / "plugins" / "data" / "ctxmode-market"
+    host_data.mkdir(parents=True)
+    assert where(root).parent == host_data
+    monkeypatch.setenv("PLUGIN_DATA", str(tmp_path / "given"))
+    assert where(root).parent == tmp_path / "given"
