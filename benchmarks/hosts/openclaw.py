@@ -235,7 +235,11 @@ def main() -> int:
         with open(os.path.join(state, "openclaw.json"), "w", encoding="utf-8") as f:
             json.dump(config(run, fake.url, fake.script.model, port), f, indent=1)
         results.append(run.setup_round_trip())
-        env = run.env([os.path.dirname(node)], OPENCLAW_NO_UPDATE_CHECK="1")
+        # OpenClaw keeps its logs and locks under os.tmpdir() (/tmp/openclaw-<uid>/...):
+        # a temp dir inside the scratch dir, removed with it, leaves nothing in /tmp.
+        tmp = os.path.join(run.root, "tmp")
+        os.makedirs(tmp, exist_ok=True)
+        env = run.env([os.path.dirname(node)], OPENCLAW_NO_UPDATE_CHECK="1", TMPDIR=tmp)
         proj = run.d["proj"]
         base = [node, openclaw]
         agent = [*base, "agent", "--session-id", SESSION, "--json"]

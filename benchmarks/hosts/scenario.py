@@ -871,7 +871,11 @@ def find_bin(prefix_env: str, default: str, relative: str) -> str:
     )
     path = os.path.join(base, relative)
     if not os.path.exists(path):
+        # `npm install -g --prefix P` puts executables in P/bin; without -g they stay under
+        # P/node_modules: the hint is the command README.md's "Install the hosts" gives.
+        flag = "-g " if relative.startswith(("bin/", "lib/")) else ""
         sys.exit(
-            f"{path} not found: npm install -g --prefix {base} <package> first (see README.md)"
+            f"{path} not found: npm install {flag}--prefix {base} <package> first "
+            "(the exact package and version: README.md, Install the hosts)"
         )
     return path

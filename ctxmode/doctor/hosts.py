@@ -197,11 +197,43 @@ def _registered(plan: "PlatformPlan") -> str:
     return "hooks and MCP server" if hooked else "MCP server"
 
 
+def plugin_check(platform: str, project_dir: Path | None) -> Check | None:
+    """Whether the host runs ctxmode from its plugin, and whether `ctxmode setup`'s hooks
+    are there too (the plugin's then step aside for them); None without the plugin."""
+    import sys
+
+    from ctxmode import platforms, settings
+
+    adapter = platforms.load(platform)
+    enabled = getattr(adapter, "enabled_plugin", None)
+    found = enabled(project_dir, os.environ) if enabled is not None else None
+    if found is None:
+        return None
+    plugin_id, where = found
+    name = f"plugin {platform}"
+    here = f"; this ctxmode runs from it ({sys.prefix})" if settings.plugin() == platform else ""
+    doubled = adapter.setup_hooks(project_dir, os.environ)
+    if doubled:
+        files = ", ".join(str(p) for p in doubled)
+        scope = "--global" if project_dir is None else project_option(project_dir, "--project")
+        return warn(
+            name,
+            f"{plugin_id} is enabled in {where}, and ctxmode setup's hooks are registered too "
+            f"({files}): those answer and the plugin's step aside, but the MCP server is "
+            f"registered twice{here}",
+            f"ctxmode uninstall {platform} {scope}".strip(),
+        )
+    return ok(
+        name, f"{plugin_id} enabled in {where}: the plugin's hooks and MCP server are active{here}"
+    )
+
+
 def platform_checks(project_dir: Path | None) -> list[Check]:
-    """Every platform set up for this project or globally; one line when there is none."""
+    """Every platform set up for this project or globally, and every host running ctxmode's
+    plugin; one line when there is none."""
     from ctxmode.setup.targets import PLATFORMS
 
-    checks = []
+    checks = [c for p in PLATFORMS if (c := plugin_check(p, project_dir)) is not None]
     for platform in PLATFORMS:
         for scope in (project_dir, None) if project_dir is not None else (None,):
             check = platform_check(platform, scope)

@@ -4,11 +4,13 @@
 A live server for the project settles it at once (one directory listing, one small file
 per server). Without one, the host's own MCP settings decide: ctxmode registered for the
 project means the server is on its way (hosts start it beside the first turn); a host
-whose settings ctxmode cannot read counts as registered.
+whose settings ctxmode cannot read counts as registered, and so does a host running
+ctxmode from its plugin (the plugin brings the server).
 """
 
 from pathlib import Path
 
+from ctxmode import settings
 from ctxmode.platforms import descriptor
 from ctxmode.platforms.host import mcp_registered
 
@@ -25,6 +27,8 @@ def live_for(project: Path) -> tuple[bool, bool]:
 
 def registered(platform: str, project: Path) -> bool:
     """The host's MCP settings register ctxmode for `project` (unknown: True)."""
+    if settings.plugin() == platform:
+        return True
     host = descriptor(platform)
     return (mcp_registered(host, project) if host is not None else None) is not False
 

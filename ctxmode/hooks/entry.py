@@ -12,6 +12,8 @@ import sys
 import time
 from typing import Any
 
+from ctxmode import settings
+
 HANDLERS = {
     "pre_tool": "ctxmode.hooks.pretool",
     "post_tool": "ctxmode.hooks.capture",
@@ -67,6 +69,9 @@ def handle(platform: str, native_event: str, payload: dict[str, Any]) -> Any:
     event = adapter.parse(native_event, payload, os.environ)
     if event is None:
         return adapter.noop(native_event)
+    if settings.plugin() == platform and getattr(adapter, "steps_aside", None) is not None:
+        if adapter.steps_aside(event, os.environ):  # `ctxmode setup`'s hooks run instead
+            return adapter.noop(native_event)
     handler = importlib.import_module(HANDLERS[event.event])
     decision = handler.handle(event)
     return adapter.render(event, decision)

@@ -40,7 +40,11 @@ LARGE_READ_BYTES = 50_000
 def _prefix(platform: str) -> str | None:
     """The host's prefix of ctxmode's tool names, where its descriptor knows it."""
     host = descriptor(platform)
-    return host.tool_prefix if host is not None else None
+    if host is None:
+        return None
+    if host.plugin_tool_prefix and settings.plugin() == platform:
+        return host.plugin_tool_prefix
+    return host.tool_prefix
 
 
 def tool_name(platform: str, leaf: str) -> str:
@@ -55,10 +59,10 @@ def mention(platform: str, leaf: str) -> str:
 
 
 def _naming_line(platform: str) -> str:
-    host = descriptor(platform)
-    if host is None or host.tool_prefix is None:
+    host, prefix = descriptor(platform), _prefix(platform)
+    if host is None or prefix is None:
         return ""
-    line = f"On this host they are named {host.tool_prefix}<name>."
+    line = f"On this host they are named {prefix}<name>."
     if host.deferred_tools:
         names = ",".join(tool_name(platform, t) for t in SANDBOX_TOOLS)
         line += " If deferred, load them first: " + host.deferred_tools.format(names=names) + "."

@@ -6,7 +6,10 @@ Decisions go in ``hookSpecificOutput`` (``permissionDecision`` + ``permissionDec
 would block, and at PreCompact it would block compaction.
 """
 
+import json
+import re
 from collections.abc import Mapping
+from pathlib import Path
 from typing import Any
 
 from ctxmode.hookevent import CanonicalEvent, HookDecision, HookEvent
@@ -27,7 +30,7 @@ from ctxmode.platforms.common import (
     uuid_in,
     verdict,
 )
-from ctxmode.platforms.host import SERVER_KEY, Host
+from ctxmode.platforms.host import SERVER_KEY, HookSpec, Host, paths
 
 NAME = "claude-code"
 
@@ -46,11 +49,30 @@ WIRE_NAMES: dict[CanonicalEvent, str] = {
 CLAUDE_JSON = "{root}/.claude.json"
 """Claude Code's user state file: user-scope MCP servers and each project's own."""
 
+TOOLS = "Bash|PowerShell|Read|Grep|WebFetch|Agent"
+"""The built-in tools the pre-tool hook routes (the shell, reads, searches, fetches, agents)."""
+
+HOOKS = (
+    HookSpec("PreToolUse", "pretooluse", TOOLS, 10),
+    # `mcp__` alone is an exact name in Claude Code and matches nothing (spec gotcha 1).
+    HookSpec("PreToolUse", "pretooluse", "mcp__.*", 10),
+    HookSpec("PostToolUse", "posttooluse", "*", 10),
+    # Failing commands fire PostToolUseFailure, not PostToolUse (spec gotcha 2).
+    HookSpec("PostToolUseFailure", "posttoolusefailure", "Bash|PowerShell", 10),
+    HookSpec("PreCompact", "precompact", None, 30),
+    HookSpec("SessionStart", "sessionstart", None, 30),
+    HookSpec("UserPromptSubmit", "userpromptsubmit", None, 10),
+    HookSpec("Stop", "stop", None, 10),
+)
+"""Every event ctxmode handles here, with its matcher and timeout in seconds."""
+
 HOST = Host(
     NAME,
     EVENTS,
     WIRE_NAMES,
     tool_prefix=f"mcp__{SERVER_KEY}__",
+    # A plugin's server is named plugin_<plugin>_<server>; the plugin is called ctxmode too.
+    plugin_tool_prefix=f"mcp__plugin_{SERVER_KEY}_{SERVER_KEY}__",
     deferred_tools='ToolSearch(query: "select:{names}")',
     project_vars=("CLAUDE_PROJECT_DIR",),
     session_vars=("CLAUDE_SESSION_ID",),
@@ -60,7 +82,63 @@ HOST = Host(
     mcp_configs=("{project}/.mcp.json", CLAUDE_JSON),
     mcp_clients=("claude-code",),
     usage="claude-transcript",
+    hooks=HOOKS,
 )
+
+
+SETTINGS_FILES = (
+    "{project}/.claude/settings.local.json",
+    "{project}/.claude/settings.json",
+    "{config}/settings.json",
+)
+"""The settings files that hold hooks and enabled plugins, nearest first."""
+PLUGIN_ID = f"{SERVER_KEY}@"
+"""How ctxmode's plugin is keyed in ``enabledPlugins`` (``ctxmode@<marketplace>``)."""
+PLUGIN_REMOVE = "claude plugin uninstall {id}"
+PLUGIN_UPDATE = "claude plugin marketplace update {marketplace} && claude plugin update {id}"
+_SETUP_HOOK = re.compile(r"\bhook\s+claude-code\b")
+
+
+def _texts(project: Path | None, env: Mapping[str, str]) -> list[tuple[Path, str]]:
+    out = []
+    for path in paths(HOST, SETTINGS_FILES, project, env):
+        text = _text(path)
+        if text is not None:
+            out.append((path, text))
+    return out
+
+
+def _text(path: Path) -> str | None:
+    try:
+        return path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError):
+        return None
+
+
+def setup_hooks(project: Path | None, env: Mapping[str, str]) -> list[Path]:
+    """The settings files with a ``ctxmode hook claude-code`` entry (`ctxmode setup`'s)."""
+    return [path for path, text in _texts(project, env) if _SETUP_HOOK.search(text)]
+
+
+def enabled_plugin(project: Path | None, env: Mapping[str, str]) -> tuple[str, Path] | None:
+    """(the plugin id, the settings file) where ctxmode's plugin is enabled, nearest first."""
+    for path, text in _texts(project, env):
+        if PLUGIN_ID not in text:
+            continue
+        try:
+            enabled = json.loads(text).get("enabledPlugins")
+        except (ValueError, AttributeError):
+            continue
+        for key, on in enabled.items() if isinstance(enabled, dict) else ():
+            if isinstance(key, str) and key.startswith(PLUGIN_ID):
+                return (key, path) if on is True else None
+    return None
+
+
+def steps_aside(event: HookEvent, env: Mapping[str, str]) -> bool:
+    """A plugin hook when `ctxmode setup` registered hooks too: those answer, not this one."""
+    project = event.project_dir or (Path(event.cwd) if event.cwd else None)
+    return bool(setup_hooks(project, env))
 
 
 def foreign(payload: Mapping[str, Any], env: Mapping[str, str] | None = None) -> bool:

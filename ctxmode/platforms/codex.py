@@ -17,11 +17,27 @@ from ctxmode.hookevent import CanonicalEvent, HookDecision, HookEvent
 from ctxmode.platforms import Output
 from ctxmode.platforms.claude_code import WIRE_NAMES, parse_with, render_with
 from ctxmode.platforms.common import CLAUDE_EVENTS, NOTHING, failed
-from ctxmode.platforms.host import Host
+from ctxmode.platforms.host import HookSpec, Host
 
 NAME = "codex"
 
 EVENTS: dict[str, CanonicalEvent] = dict(CLAUDE_EVENTS)
+
+SHELL_TOOLS = "Bash|exec_command|shell|shell_command|local_shell|apply_patch|Edit|Write"
+"""The names Codex builds give their shell and patch tools in a hook payload (0.171 sends
+``Bash`` for ``exec_command`` and ``apply_patch`` as is; older builds sent the tool's own
+name)."""
+
+HOOKS = (
+    # Codex matchers of only [A-Za-z0-9_|] are exact lists; this one is a regex.
+    HookSpec("PreToolUse", "pretooluse", f"^({SHELL_TOOLS})$|^mcp__.*", 30),
+    HookSpec("PostToolUse", "posttooluse", None, 10),
+    HookSpec("PreCompact", "precompact", None, 30),
+    HookSpec("SessionStart", "sessionstart", None, 30),
+    HookSpec("UserPromptSubmit", "userpromptsubmit", None, 10),
+    HookSpec("Stop", "stop", None, 10),
+)
+"""Every event ctxmode handles here, with its matcher and timeout in seconds."""
 
 HOST = Host(
     NAME,
@@ -42,6 +58,7 @@ HOST = Host(
     mcp_configs=("{project}/.codex/config.toml", "{config}/config.toml"),
     mcp_clients=("Codex", "codex-mcp-client"),
     usage="codex-rollout",
+    hooks=HOOKS,
 )
 
 _EXIT = re.compile(r"\A\s*Exit code:?\s*(-?\d+)", re.IGNORECASE)

@@ -29,6 +29,19 @@ _TOML_SERVER = re.compile(
 )
 
 
+class HookSpec(NamedTuple):
+    """One hook ctxmode registers on a host: ``ctxmode hook <platform> <arg>`` on `event`."""
+
+    event: str
+    """The host's event name, as its hook configuration spells it (``PreToolUse``)."""
+    arg: str
+    """The event name ctxmode's hook command takes (``pretooluse``)."""
+    matcher: str | None
+    """Which tools fire it (None: the event has no matcher, or every tool)."""
+    timeout: int
+    """Seconds (or the host's own unit) the host waits for the hook."""
+
+
 class Host(NamedTuple):
     """One agent host, as ctxmode needs to know it."""
 
@@ -57,6 +70,8 @@ class Host(NamedTuple):
     decides whether to compact (Gemini's PreCompress): only ``manual`` is a compaction."""
     tool_prefix: str | None = None
     """How the model sees ctxmode's tools (``mcp__ctxmode__``); None where it varies."""
+    plugin_tool_prefix: str | None = None
+    """The tool prefix when ctxmode runs from the host's plugin (``$CTXMODE_PLUGIN``)."""
     deferred_tools: str | None = None
     """The call that loads deferred MCP tools, over ``{names}`` (Claude's ToolSearch)."""
     project_vars: tuple[str, ...] = ()
@@ -92,6 +107,8 @@ class Host(NamedTuple):
     """Where the host reports its model's real token usage, read at a turn end (see
     `ctxmode.session.hostusage`): ``claude-transcript``, ``codex-rollout`` or
     ``gemini-payload``; None where ctxmode knows no such record."""
+    hooks: tuple[HookSpec, ...] = ()
+    """The hooks ctxmode registers on the host (by setup, or in a plugin's hooks file)."""
     system_routing: bool = False
     """The routing block goes into a system prompt the host rebuilds for every request and
     never stores (OpenCode's plugin shim): a session continued by a new host process needs

@@ -11,7 +11,12 @@ from typing import Any
 from ctxmode.errors import EnvironmentProblem
 from ctxmode.setup import jsonfile, record, targets
 from ctxmode.setup.command import Command, resolve, tokens
-from ctxmode.setup.errors import SettingsFileError, SetupConflictError, SetupWriteError
+from ctxmode.setup.errors import (
+    PluginInstalledError,
+    SettingsFileError,
+    SetupConflictError,
+    SetupWriteError,
+)
 from ctxmode.setup.model import (
     FileChange,
     JsonTarget,
@@ -401,6 +406,22 @@ def _changes(edits: list[_Edit]) -> tuple[FileChange, ...]:
 # --- entry points ---------------------------------------------------------------------------
 
 
+def _refuse_beside_plugin(platform: str, project: Path | None) -> None:
+    from ctxmode import platforms
+
+    adapter = platforms.load(platform)
+    enabled = getattr(adapter, "enabled_plugin", None)
+    found = enabled(project, os.environ) if enabled is not None else None
+    if found is not None:
+        plugin_id, where = found
+        remove = adapter.PLUGIN_REMOVE.format(id=plugin_id)
+        raise PluginInstalledError(
+            f"the ctxmode plugin ({plugin_id}, enabled in {where}) already registers ctxmode's "
+            f"hooks and MCP server with {platform}; setting them up here too would run every "
+            f"hook twice. Keep the plugin, or uninstall it first ({remove}) and run setup again."
+        )
+
+
 def setup(
     platform: str,
     *,
@@ -417,8 +438,11 @@ def setup(
         EnvironmentProblem: ctxmode is not where the host would look for it.
         SettingsFileError: a settings file cannot be parsed (it is left untouched).
         SetupConflictError: a file ctxmode would write holds someone else's content.
+        PluginInstalledError: the host has ctxmode's plugin enabled (it registers the hooks
+            and the server itself).
     """
     builder = targets.require(platform)
+    _refuse_beside_plugin(platform, project)
     scope = Scope(project)
     cmd, warnings = resolve(command, shared=project is not None)
     plan = builder(scope, cmd)

@@ -18,6 +18,12 @@ class SetupConflictError(InputError):
     code = "conflict"
 
 
+class PluginInstalledError(InputError):
+    """The host runs ctxmode from its plugin already: setup would register it a second time."""
+
+    code = "plugin_installed"
+
+
 class SetupWriteError(CtxError):
     """A settings file could not be written (permissions, disk)."""
 

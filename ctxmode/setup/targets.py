@@ -121,6 +121,17 @@ def _nested(
     return HookEntry(event, command, matcher, item)
 
 
+def _registered(cmd: Command, platform: str) -> tuple[HookEntry, ...]:
+    """The hooks the platform's descriptor declares, each as a matcher group."""
+    from ctxmode.platforms import descriptor
+
+    host = descriptor(platform)
+    specs = host.hooks if host is not None else ()
+    return tuple(
+        _nested(cmd, platform, h.event, h.arg, h.matcher, timeout=h.timeout) for h in specs
+    )
+
+
 def _flat(command: str, event: str, item: dict[str, Any], matcher: str | None = None) -> HookEntry:
     return HookEntry(event, command, matcher, item)
 
@@ -165,20 +176,7 @@ def claude_code(scope: Scope, cmd: Command) -> PlatformPlan:
         settings, mcp = claude_dir() / "settings.json", claude_json()
     else:
         settings, mcp = scope.project / ".claude" / "settings.json", scope.project / ".mcp.json"
-    tools = "Bash|PowerShell|Read|Grep|WebFetch|Agent"
-    hooks = (
-        _nested(cmd, p, "PreToolUse", "pretooluse", tools, timeout=10),
-        # `mcp__` alone is an exact name in Claude Code and matches nothing (spec gotcha 1).
-        _nested(cmd, p, "PreToolUse", "pretooluse", "mcp__.*", timeout=10),
-        _nested(cmd, p, "PostToolUse", "posttooluse", "*", timeout=10),
-        # Failing commands fire PostToolUseFailure, not PostToolUse (spec gotcha 2).
-        _nested(cmd, p, "PostToolUseFailure", "posttoolusefailure", "Bash|PowerShell", timeout=10),
-        _nested(cmd, p, "PreCompact", "precompact", None, timeout=30),
-        _nested(cmd, p, "SessionStart", "sessionstart", None, timeout=30),
-        _nested(cmd, p, "UserPromptSubmit", "userpromptsubmit", None, timeout=10),
-        # Turn ends: the turn's end, and the tokens the transcript says it used.
-        _nested(cmd, p, "Stop", "stop", None, timeout=10),
-    )
+    hooks = _registered(cmd, p)
     warnings = []
     vscode = {vscode_hooks_file(Scope(None)), vscode_hooks_file(scope)}
     if any(f.exists() for f in vscode):
@@ -296,15 +294,7 @@ def codex(scope: Scope, cmd: Command) -> PlatformPlan:
     shape, `[mcp_servers.ctxmode]`, and `[features] hooks = true`."""
     p = "codex"
     base = codex_home() if scope.project is None else scope.project / ".codex"
-    hooks = (
-        # Codex matchers of only [A-Za-z0-9_|] are exact lists; this one is a regex.
-        _nested(cmd, p, "PreToolUse", "pretooluse", "^(Bash|apply_patch)$|^mcp__.*", timeout=30),
-        _nested(cmd, p, "PostToolUse", "posttooluse", None, timeout=10),
-        _nested(cmd, p, "PreCompact", "precompact", None, timeout=30),
-        _nested(cmd, p, "SessionStart", "sessionstart", None, timeout=30),
-        _nested(cmd, p, "UserPromptSubmit", "userpromptsubmit", None, timeout=10),
-        _nested(cmd, p, "Stop", "stop", None, timeout=10),
-    )
+    hooks = _registered(cmd, p)
     hooks_file = base / "hooks.json"
     # Codex starts MCP servers with a short whitelist of variables (HOME, PATH, LANG, ...);
     # env_vars names more to pass through from its own environment, as the hooks see it.

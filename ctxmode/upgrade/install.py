@@ -20,7 +20,7 @@ EDITABLE_ADVICE = "update the checkout yourself (git pull, pip install -e .)"
 class Install(NamedTuple):
     """How ctxmode is installed and the command that upgrades it (empty: none can)."""
 
-    method: str  # editable | pipx | uv-tool | venv | user | system | unknown
+    method: str  # plugin | editable | pipx | uv-tool | venv | user | system | unknown
     command: list[str]
     detail: str
 
@@ -142,6 +142,9 @@ def detect(facts: Facts | None = None) -> Install:
     command; then plain pip.
     """
     f = Facts.current() if facts is None else facts
+    plugin = from_plugin(f)
+    if plugin is not None:
+        return plugin
     if not f.installed:
         return Install(
             "unknown",
@@ -171,6 +174,29 @@ def detect(facts: Facts | None = None) -> Install:
         found.method,
         [],
         f"installed from {where}: reinstall from there (pip install --upgrade {where})",
+    )
+
+
+def from_plugin(f: Facts) -> Install | None:
+    """ctxmode running from a host plugin's own environment (``$CTXMODE_PLUGIN``): the host's
+    plugin manager updates it, and the new version builds a new environment."""
+    from ctxmode import platforms
+
+    host = settings.plugin()
+    if not host:
+        return None
+    adapter = platforms.load(host) if host in platforms.PLATFORMS else None
+    update = getattr(adapter, "PLUGIN_UPDATE", None)
+    how = (
+        update.format(marketplace=PACKAGE, id=f"{PACKAGE}@{PACKAGE}")
+        if update
+        else f"update the {PACKAGE} plugin in {host}"
+    )
+    return Install(
+        "plugin",
+        [],
+        f"the {host} plugin's own environment {f.prefix}: update the plugin ({how}), "
+        f"then restart {host}; the new version builds its own environment on first use",
     )
 
 

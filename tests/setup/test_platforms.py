@@ -3,6 +3,7 @@ user's entries, survives a host rewriting the file, and uninstall leaves no trac
 
 import copy
 import json
+import re
 import sys
 from pathlib import Path
 from typing import Any
@@ -335,7 +336,11 @@ def test_codex_writes_a_regex_matcher_and_toml_tables(project):
     setup("codex", project=project)
     hooks = _json(project / ".codex" / "hooks.json")["hooks"]
     matcher = hooks["PreToolUse"][0]["matcher"]
-    assert matcher == "^(Bash|apply_patch)$|^mcp__.*"
+    fires = re.compile(matcher)
+    for emitted in ("Bash", "exec_command", "shell", "apply_patch", "mcp__ctxmode__ctx_search"):
+        assert fires.search(emitted), emitted
+    for other in ("update_plan", "view_image", "Bashful", "my_shell"):
+        assert not fires.search(other), other
     config = tomllib.loads((project / ".codex" / "config.toml").read_text(encoding="utf-8"))
     forwarded = [*targets.setting_vars(), *targets.PROXY_VARS]
     assert config == {
