@@ -229,7 +229,7 @@ result = unittest.TestResult()
 suite.run(result)
 out = []
 for test, tb in result.failures + result.errors:
-    out.append([test.id(), tb.strip().splitlines()[-1]])
+    out.append([str(test), tb.strip().splitlines()[-1]])  # as unittest prints it
 json.dump(out, open(sys.argv[1], "w"))
 """
 
@@ -244,9 +244,7 @@ def unittest_workload(scratch: Path, archive: Path) -> dict[str, Any]:
     ran = sh([sys.executable, "-m", "unittest", "discover", "-s", "tests", "-t", "."], repo)
     facts.append(("count", re.findall(r"^FAILED \(.*\)$", ran.stderr, re.M)[-1]))
     seen = set()
-    for test_id, last in json.loads(truth.read_text()):
-        module, cls, name = test_id.rsplit(".", 2)
-        fact = f"{name} ({module}.{cls}.{name})"
+    for fact, last in json.loads(truth.read_text()):
         if fact in seen:
             continue
         seen.add(fact)

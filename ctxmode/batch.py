@@ -274,13 +274,26 @@ def _status(run: CommandRun) -> str:
     return f"exit {run.exit_code}"
 
 
+def _plain(line: str) -> str:
+    """A line as the key lines would show it: stripped, without pytest's ``E`` margin, a
+    short-summary line by its test id alone (``FAILED id - message...``)."""
+    line = line.strip()
+    if line.startswith("E ") or line == "E":
+        line = line[1:].strip()
+    if line.startswith(("FAILED ", "ERROR ", "SUBFAILED")) and " - " in line:
+        line = line.split(" - ", 1)[0]
+    return line
+
+
 def _novel(snippet: str, shown: set[str]) -> str:
-    """`snippet` unless the answer already shows (nearly) all of its lines ("" then)."""
-    lines = [ln.strip() for ln in snippet.splitlines() if ln.strip() and ln.strip() != "…"]
+    """`snippet` unless the answer already shows most of its lines ("" then): an answer
+    that repeats the key lines costs the agent bytes and tells it nothing."""
+    lines = [_plain(ln) for ln in snippet.splitlines()]
+    lines = [ln for ln in lines if ln and ln != "…" and set(ln) - set("_=-~^?+ ")]
     if not lines:
         return ""
     seen = sum(1 for ln in lines if ln in shown)
-    return "" if seen >= 0.8 * len(lines) else snippet
+    return "" if seen >= 0.5 * len(lines) else snippet
 
 
 def render_batch(report: BatchReport) -> str:
@@ -301,7 +314,7 @@ def render_batch(report: BatchReport) -> str:
     shown: set[str] = set()
     for run, text in _key_lines(report.runs):
         out += [f"## {run.label} ({_status(run)})", "", text, ""]
-        shown.update(ln.strip() for ln in text.splitlines())
+        shown.update(_plain(ln) for ln in text.splitlines())
     out += [
         "## Indexed Sections",
         "",
@@ -322,8 +335,8 @@ def render_batch(report: BatchReport) -> str:
         novel = [(title, _novel(snippet, shown)) for title, snippet in hits]
         for title, snippet in novel:
             if snippet:
-                block += [f"### {title}", snippet, ""]
-                shown.update(ln.strip() for ln in snippet.splitlines())
+                block += [*([f"### {title}"] if title else []), snippet, ""]
+                shown.update(_plain(ln) for ln in snippet.splitlines())
         if not hits:
             block += ["No matching sections found.", ""]
         elif not any(snippet for _, snippet in novel):

@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 
 LINE_MAX = 400  # bytes of one shown line
 DETAIL_LINES = 8  # lines under one item's header
+ITEM_MAX = 400  # bytes of one item with its details (its first detail line always shown)
 LOG_KINDS = 12  # kinds of log error listed
 
 
@@ -69,7 +70,10 @@ _PY_COUNT = re.compile(
     re.M,
 )
 _PY_SECTION = re.compile(r"^_{3,} (.+?) _{3,}$", re.M)
-_PY_SUMMARY = re.compile(r"^((?:FAILED|ERROR|SUBFAILED\S*|SUBFAIL\S*) \S+)(?: - (.*))?$", re.M)
+# A test id, not unittest's closing "FAILED (failures=2)".
+_PY_SUMMARY = re.compile(
+    r"^((?:FAILED|ERROR|SUBFAILED\S*|SUBFAIL\S*) (?!\()\S+)(?: - (.*))?$", re.M
+)
 _PY_LOCATION = re.compile(r"^\S+:\d+: \w+")
 _PY_END = re.compile(r"^(?:={5,}|-{5,} (?:Captured|generated))", re.M)
 
@@ -116,14 +120,16 @@ def _pytest(text: str) -> Outline | None:
 
 # --------------------------------------------------------------------------- unittest
 
-_UT_HEAD = re.compile(r"^={20,}\n((?:FAIL|ERROR): .+)\n-{20,}\n", re.M)
+# A test's docstring summary may stand between its header and the dashes.
+_UT_HEAD = re.compile(r"^={20,}\n((?:FAIL|ERROR): .+)\n(?:(?!-{20,}\n).*\n){0,3}?-{20,}\n", re.M)
 _UT_RAN = re.compile(r"^Ran \d+ tests? in [\d.]+s$", re.M)
 _UT_RESULT = re.compile(r"^(?:FAILED \(.*\)|OK(?: \(.*\))?)$", re.M)
 _UT_END = re.compile(r"^(?:={20,}|-{20,})$", re.M)
 
 
 def _traceback_tail(lines: list[str]) -> list[str]:
-    """The exception lines first, then the last frame's location and code."""
+    """The exception's first line, the last frame's location and code, then the rest of
+    the exception's lines."""
     frames = [i for i, ln in enumerate(lines) if ln.lstrip().startswith('File "')]
     if not frames:
         return [whole_line(ln.strip()) for ln in lines if ln.strip()][:DETAIL_LINES]
@@ -131,7 +137,8 @@ def _traceback_tail(lines: list[str]) -> list[str]:
     rest = [ln.strip() for ln in lines[last + 1 :] if set(ln) - {"^", "~", " "}]
     start = next((k for k, ln in enumerate(rest) if _PY_EXCEPTION.match(ln)), min(1, len(rest)))
     where = [lines[last].strip(), *rest[:start]]
-    return [whole_line(ln) for ln in [*rest[start:][:DETAIL_LINES], *where]]
+    exception = rest[start:][:DETAIL_LINES]
+    return [whole_line(ln) for ln in [*exception[:1], *where, *exception[1:]]]
 
 
 def _unittest(text: str) -> Outline | None:
@@ -507,11 +514,12 @@ def _fitted(item: Item, allowance: int) -> str:
 
 def render(found: Outline, budget: int) -> str:
     """The outline within `budget` bytes: counts, then items in order, each with as much of
-    its detail as its share of the budget holds; items that do not fit are counted, never
-    cut."""
+    its detail as its share of the budget holds, at most `ITEM_MAX` bytes (the header and
+    what explains it, not every line of a long comparison); items that do not fit are
+    counted, never cut."""
     out = [*found.counts]
     used = sum(len(c.encode("utf-8")) + 1 for c in out)
-    allowance = max(160, (budget - used) // max(1, len(found.items)))
+    allowance = min(ITEM_MAX, max(160, (budget - used) // max(1, len(found.items))))
     left = 0
     for n, item in enumerate(found.items):
         text = _fitted(item, max(allowance, 160))
@@ -522,7 +530,8 @@ def render(found: Outline, budget: int) -> str:
         out.append(text)
         used += size
         # what an item did not use goes to the ones after it
-        allowance = max(allowance, (budget - used) // max(1, len(found.items) - n - 1))
+        left_each = (budget - used) // max(1, len(found.items) - n - 1)
+        allowance = min(ITEM_MAX, max(allowance, left_each))
     if left:
         out.append(f"[… {left} more {found.noun} not shown]")
     return "\n".join(out)

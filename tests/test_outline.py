@@ -320,3 +320,60 @@ def test_a_very_long_line_says_how_much_of_it_is_left_out():
 
 def test_plain_output_is_no_known_kind():
     assert outline("hello\nworld\n" * 100) is None
+
+
+def test_unittest_failures_with_a_docstring_summary_are_listed(tmp_path):
+    """unittest prints a test's docstring summary between its header and the dashes; such
+    failures were left out of the outline."""
+    (tmp_path / "test_doc.py").write_text(
+        textwrap.dedent(
+            '''
+            import unittest
+
+            class Described(unittest.TestCase):
+                def test_summed(self):
+                    """Make sure the sum is right"""
+                    self.assertEqual(1 + 1, 3)
+
+                def test_plain(self):
+                    self.assertEqual("a", "b")
+            '''
+        )
+    )
+    text = _run([sys.executable, "-m", "unittest", "test_doc"], tmp_path)
+    found = outline(text)
+    assert found is not None and found.kind == "unittest"
+    by_header = {item.header: item.details for item in found.items}
+    assert set(by_header) == {
+        "FAIL: test_summed (test_doc.Described.test_summed)",
+        "FAIL: test_plain (test_doc.Described.test_plain)",
+    }
+    assert by_header["FAIL: test_summed (test_doc.Described.test_summed)"][0] == (
+        "AssertionError: 2 != 3"
+    )
+
+
+def test_a_failure_shows_its_exception_then_where_it_failed():
+    """An item's first lines are what failed and where; a long comparison under it is what
+    the byte cap trims first."""
+    text = (
+        "=" * 70
+        + "\nFAIL: test_long (pkg.tests.T.test_long)\n"
+        + "-" * 70
+        + "\nTraceback (most recent call last):\n"
+        '  File "/src/pkg/tests.py", line 12, in test_long\n'
+        "    self.assertEqual(actual, expected)\n"
+        "AssertionError: Lists differ: [1, 2] != [1, 3]\n\n"
+        + "".join(f"detail line {i} " + "x" * 60 + "\n" for i in range(8))
+        + "\n"
+        + "-" * 70
+        + "\nRan 3 tests in 0.001s\n\nFAILED (failures=1)\n"
+    )
+    found = outline(text)
+    assert found is not None
+    details = found.items[0].details
+    assert details[0] == "AssertionError: Lists differ: [1, 2] != [1, 3]"
+    assert details[1] == 'File "/src/pkg/tests.py", line 12, in test_long'
+    shown = render(found, 10_000)
+    assert 'File "/src/pkg/tests.py", line 12' in shown
+    assert "more lines]" in shown  # the comparison's tail is counted, not shown

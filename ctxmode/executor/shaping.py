@@ -91,12 +91,34 @@ def classify(language: str, exit_code: int, stdout: str, stderr: str) -> tuple[b
     return True, f"Exit code: {exit_code}\n\nstdout:\n{stdout}\n\nstderr:\n{stderr}"
 
 
+def _intent_words(intent: str) -> list[str]:
+    """The intent's words as a line may hold them: each word or its base form (``errors``
+    matches ``ERROR``)."""
+    from ctxmode.store.query import base_form
+
+    words = [w for w in re.findall(r"\w+", intent.lower()) if len(w) > 2]
+    return [base_form(w) or w for w in words]
+
+
 def _best_line(text: str, words: list[str]) -> str:
     """The line of `text` holding the most intent words (the first non-blank one if none)."""
     lines = [ln.strip() for ln in text.splitlines() if ln.strip() and ln.strip() != "\u2026"]
     if not lines:
         return ""
     return max(lines, key=lambda ln: sum(1 for w in words if w in ln.lower()))
+
+
+def _line_number(output: str, line: str, start: int | None) -> int | None:
+    """The number of the line of `output` reading `line`, at or after line `start`."""
+    if start is None or not line:
+        return start
+    at = output.find(line)
+    while at >= 0:
+        number = output.count("\n", 0, at) + 1
+        if number >= start:
+            return number
+        at = output.find(line, at + 1)
+    return start
 
 
 _READABLE = re.compile(r"^[^\W\d]+(?:[_.-][^\W\d]+)*$")
@@ -137,12 +159,13 @@ def intent_view(
             f"{_kb(whole.bytes)}):"
         )
         out.append("")
-        words = [w for w in intent.lower().split() if len(w) > 2]
+        words = _intent_words(intent)
         for hit in result.hits:
             line = _best_line(hit.snippet, words)
-            title = hit.title if hit.title.strip() != line else ""
+            title = hit.title if hit.title.strip() not in ("", line) else ""
             shown = f"{title[:PREVIEW_CHARS]}: {line}" if title else line
-            out.append(f"  - L{hit.start_line}: {whole_line(shown)}")
+            number = _line_number(output, line, hit.start_line)
+            out.append(f"  - L{number}: {whole_line(shown)}")
     else:
         out.append(
             f'No sections matched intent "{intent}" in {whole.lines:,}-line output '

@@ -62,7 +62,10 @@ def render_search(results: Iterable[SearchResult], queries: Sequence[str] = ()) 
             body = "No results found."
         else:
             body = "\n\n".join(
-                f"--- [{_where(h)}] ---\n### {shown_title(h.title)}\n\n{h.snippet}" for h in hits
+                f"--- [{_where(h)}] ---\n"
+                + (f"### {shown_title(h.title)}\n\n" if h.title else "")
+                + h.snippet
+                for h in hits
             )
         if result.corrections:
             fixed = ", ".join(f"{a} → {b}" for a, b in result.corrections.items())

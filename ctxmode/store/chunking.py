@@ -138,6 +138,7 @@ def emit_lines(title: str, lines: list[Line], code: bool | None = None) -> list[
 _HEADING = re.compile(r"^(#{1,4})\s+(.+?)\s*#*\s*$")
 _RULE = re.compile(r"^\s{0,3}([-_*])(\s*\1){2,}\s*$")
 _UNDERLINE = re.compile(r"^([=\-~^\"'`*+#:.])\1{2,}\s*$")
+_WORDY = re.compile(r"[^\W\d_]{2}")  # two letters in a row: a heading reads as words
 _STRUCTURE_START = frozenset("=-~^\"'`*+#:._")
 # A changelog's release line, at the start of a paragraph: ``bash (5.2-3) unstable;
 # urgency=medium`` (Debian), ``Version 2.3.1 (2024-01-02)``, ``v1.2.0 - 2024-01-01``,
@@ -157,6 +158,17 @@ def _fence_marker(stripped: str) -> str | None:
             run = len(stripped) - len(stripped.lstrip(mark[0]))
             return mark[0] * run
     return None
+
+
+def _paragraph_tail(current: list[Line], i: int) -> list[Line]:
+    """The lines of `current` right above line index `i` in its paragraph (at most 3; a
+    structure line such as a rule ends it)."""
+    lead: list[Line] = []
+    for number, text in reversed(current[-3:]):
+        if number != i - len(lead) or not text.strip() or text.lstrip()[:1] in _STRUCTURE_START:
+            break
+        lead.insert(0, (number, text))
+    return lead
 
 
 def chunk_markdown(text: str) -> list[Chunk]:
@@ -231,6 +243,7 @@ def chunk_markdown(text: str) -> list[Chunk]:
             stripped
             and underline
             and len(nxt.strip()) >= min(len(stripped), 3)
+            and _WORDY.search(stripped)  # not a progress line of dots and letters
             and not _RULE.match(line)
             and not _UNDERLINE.match(line)
         ):
@@ -239,8 +252,13 @@ def chunk_markdown(text: str) -> list[Chunk]:
                 underline_levels.append(char)
             level = underline_levels.index(char) + 1
             if level <= 4:
+                # A heading of several lines (a test's header and its summary under
+                # it): the paragraph's first line titles it, its lines go with it.
+                lead = _paragraph_tail(current, i)
+                current = current[: len(current) - len(lead)]
                 flush()
-                push(level, stripped)
+                push(level, lead[0][1].strip() if lead else stripped)
+                current.extend(lead)
                 current.append((i + 1, line))
                 i += 2
                 continue
@@ -268,7 +286,8 @@ def _first_line_title(text: str, fallback: str) -> str:
 
 
 def chunk_plain(text: str) -> list[Chunk]:
-    """Blank-line sections (3 to 200 of them, each < 5,000 bytes), else 20-line windows."""
+    """Blank-line sections (3 to 200 of them, each < 5,000 bytes, titled by their first
+    line), else untitled 20-line windows."""
     if not text.strip():
         return []
     raw = text.split("\n")
@@ -306,9 +325,9 @@ def chunk_plain(text: str) -> list[Chunk]:
         window = raw[start : start + WINDOW_LINES]
         body = "\n".join(window)
         if body.strip():
-            title = _first_line_title(body, "")
-            if not title or title != window[0].strip()[:TITLE_MAX]:
-                title = window[0].strip()[:TITLE_MAX] or f"Lines {start + 1}-{start + len(window)}"
+            # No title: a window's first line is only where it happens to start (a log
+            # line), and its place is the line range every hit shows.
+            title = ""
             lines = [(start + 1 + k, t) for k, t in enumerate(window)]
             for piece in (
                 _hard_split(lines, MAX_CHUNK_BYTES)

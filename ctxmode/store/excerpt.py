@@ -69,6 +69,13 @@ _SENTENCE_END = re.compile(r"[.!?:;)\]`\"']\s*$|^\s*$")
 _SENTENCE_BREAK = re.compile(r"(?<=[.!?])\s+(?=[A-Z0-9`*\[(\"'])")
 _UNDERLINE = re.compile(r"^([=\-~^\"'`*+#:.])\1{2,}\s*$")
 _LIST_ITEM = re.compile(r"^\s*(?:[-*+]\s|\d+[.)]\s|\.\.\s|#|```|~~~|>)")
+# A line that starts a log record: a date and time, a time, a syslog stamp, or a level.
+_RECORD = re.compile(
+    r"^\s*[\[(]?(?:\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}|\d{2}:\d{2}:\d{2}"
+    r"|[A-Z][a-z]{2} [ \d]\d \d{2}:\d{2}:\d{2}"
+    r"|(?:TRACE|DEBUG|INFO|NOTICE|WARN|WARNING|ERROR|FATAL|CRITICAL|SEVERE)\b)"
+)
+RECORDS = 0.6  # the share of a chunk's lines starting a record that makes it a log
 
 
 def _size(line: str) -> int:
@@ -205,6 +212,13 @@ class _Lines:
                     self.at[i] = col
         self.hits = [i for i in range(n) if self.held[i]]
         self.sizes = [_size(line) for line in self.lines]
+        # A log: each record (its line and the lines under it, a stack trace) is a
+        # paragraph of its own; the neighbouring records are not the answer.
+        starts_record = [bool(_RECORD.match(line)) for line in self.lines]
+        filled = [line for line in self.lines if line.strip()]
+        self.record = (
+            starts_record if filled and sum(starts_record) >= RECORDS * len(filled) else None
+        )
 
     def cost(self, i: int, cap: int) -> int:
         return min(self.sizes[i], cap + 3)
@@ -213,21 +227,30 @@ class _Lines:
         return not self.lines[i].strip()
 
     def closes(self, i: int) -> bool:
-        """Whether a passage may end after line `i`: a sentence, paragraph or item ends."""
+        """Whether a passage may end after line `i`: a sentence, paragraph, item or log
+        record ends."""
         if i + 1 >= len(self.lines) or self.blank(i + 1) or self.blank(i):
             return True
+        if self.record is not None:
+            return self.record[i + 1]
         if _LIST_ITEM.match(self.lines[i + 1]):
             return True
         return bool(_SENTENCE_END.search(self.lines[i]))
 
     def opens(self, i: int) -> bool:
         """Whether a passage may start at line `i`."""
+        if self.record is not None:
+            return i == 0 or self.record[i] or self.blank(i - 1)
         return (
             i == 0
             or self.blank(i - 1)
             or self.closes(i - 1)
             or bool(_LIST_ITEM.match(self.lines[i]))
         )
+
+    def ends_record(self, j: int) -> bool:
+        """Whether line `j` starts a new log record (a passage does not run into it)."""
+        return self.record is not None and self.record[j]
 
 
 def _best_run(
@@ -298,7 +321,7 @@ def _grow(
     while not lines.closes(b) and ok(b + 1) and not heading(b + 1):
         b += 1
         room -= lines.cost(b, cap)
-    if defines:  # the docstring or help text: the next paragraph as well
+    if defines and lines.record is None:  # the docstring or help text: the next paragraph
         j = b + 1
         while j < n and lines.blank(j):
             j += 1
@@ -313,10 +336,16 @@ def _grow(
                 room -= sum(lines.cost(k, cap) for k in range(b + 1, j + 1))
                 b = j
             j += 1
-    # Then whole sentences forward while they fit, within the paragraph.
+    # Then whole sentences forward while they fit, within the paragraph (a log record).
     j = b + 1
     spent = 0
-    while j < n and not lines.blank(j) and not heading(j) and j not in banned:
+    while (
+        j < n
+        and not lines.blank(j)
+        and not heading(j)
+        and j not in banned
+        and not lines.ends_record(j)
+    ):
         spent += lines.cost(j, cap)
         if spent > room:
             break
@@ -352,7 +381,7 @@ def excerpt(
         return _opening(lines, first, budget, max_chars)
 
     cap = LINE_CAP if budget > LINE_CAP + 100 else budget - 10
-    head = [j for j in _head(lines.lines) if j >= first]
+    head = [j for j in _head(lines.lines) if j >= first] if lines.record is None else []
     head_cost = sum(lines.cost(j, cap) for j in head)
     if head_cost > budget // 3:
         head, head_cost = [], 0

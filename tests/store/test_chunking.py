@@ -146,7 +146,8 @@ def test_long_plain_text_uses_20_line_windows_overlapping_by_2():
     lines = [f"log line {i:03d}" for i in range(1, 51)]
     chunks = chunk_text("\n".join(lines), "plain")
     assert [(c.start_line, c.end_line) for c in chunks] == [(1, 20), (19, 38), (37, 50)]
-    assert [c.title for c in chunks] == ["log line 001", "log line 019", "log line 037"]
+    # untitled: a window's first line is only where it starts; its lines say where it is
+    assert [c.title for c in chunks] == ["", "", ""]
     assert chunks[1].content.split("\n")[0] == "log line 019"
     assert chunks[1].content.split("\n")[-1] == "log line 038"
 
@@ -520,3 +521,17 @@ def test_chunk_line_ranges_point_at_their_first_and_last_lines(kind, text):
         assert 1 <= chunk.start_line <= chunk.end_line <= len(lines)
         assert lines[chunk.start_line - 1].strip() == body[0].strip(), chunk.title
         assert lines[chunk.end_line - 1].strip() == body[-1].strip(), chunk.title
+
+
+def test_a_progress_line_over_a_rule_is_not_a_heading():
+    """unittest's dots line sits over its first ``=====``: it titled every failure."""
+    text = (
+        "# tests\n\n" + "." * 60 + "F..s\n" + "=" * 70 + "\nFAIL: test_x (m.T.test_x)\n"
+        "Check the sum\n" + "-" * 70 + "\nTraceback (most recent call last):\nAssertionError\n"
+    )
+    titles = [c.title for c in chunk_text(text, "markdown")]
+    assert titles == ["tests", "tests > FAIL: test_x (m.T.test_x)"] or titles == [
+        "tests",
+        "FAIL: test_x (m.T.test_x)",
+    ]
+    assert not any("...." in t for t in titles)

@@ -185,3 +185,15 @@ def test_a_heading_underline_is_not_taken_for_a_docstring():
     assert head_lines(["Title", "-----", "", "Text under it."]) == [0]
     assert head_lines(["def f():", '    """', "    Summary.", '    """']) == [0, 2]
     assert head_lines(["def f():", "    # why it exists", "    return 1"]) == [0, 1]
+
+
+def test_a_log_hit_shows_the_matching_record_with_its_trace_not_its_neighbours():
+    lines = [
+        f"2026-11-03T10:{i % 60:02d}:00.000Z INFO  [api-{i % 8}] req={i:016x} GET /v1/items/{i}"
+        for i in range(20)
+    ]
+    lines[11] = "2026-11-03T10:11:00.000Z ERROR [db-pool] connection refused: host=pg-primary"
+    lines.insert(12, "    at Pool.connect (pool.js:42)")
+    out = excerpt("\n".join(lines), [_tell("refused"), _tell("pg-primary")], budget=500)
+    body = [ln for ln in out.split("\n") if ln != "\u2026"]
+    assert body == [lines[11], lines[12]]  # the record and the line under it, nothing else
