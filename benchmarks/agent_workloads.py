@@ -17,10 +17,15 @@ Workloads (built under a scratch directory; nothing is committed):
 - log-N (tuning: 1 and 20 MB; held-out: 5 and 50 MB): a generated application log with four
   kinds of error at known places; ctx_execute `cat` with an intent, ctx_search for the four,
   ctx_index by path, ctx_search scoped to it.
+- build (tuning): a generated crate with three compile errors (rustc E0308, E0425, E0061)
+  among 40 warnings; ctx_execute of `cargo build`.
+- docs-N (tuning: the Rustonomicon; held-out: the 2021 edition guide): five pages of a Rust
+  book rustup installs, served on 127.0.0.1; ctx_fetch_and_index of each, then ctx_search
+  with five questions in a user's words (`DOCS`).
 
 The needed facts come from ground truth neither server sees: pytest's JUnit XML, a
-unittest result recorded by a runner of our own, mypy's JSON output, the generators' own
-lists, `git diff`'s changed lines. They are written to `<scratch>/facts.json` before any
+unittest result recorded by a runner of our own, mypy's and cargo's JSON output, the
+generators' own lists, `git diff`'s changed lines, the docs answers above. They are written to `<scratch>/facts.json` before any
 server runs.
 
     .venv/bin/python benchmarks/agent_workloads.py                  # both servers, both halves
@@ -377,6 +382,148 @@ def mypy_workload(scratch: Path, archive: Path) -> dict[str, Any]:
     }
 
 
+def build_workload(scratch: Path) -> dict[str, Any] | None:
+    """A crate that does not compile: three errors of different codes among warnings."""
+    if shutil.which("cargo") is None:
+        return None
+    repo = fresh(scratch / "build")
+    (repo / "src").mkdir()
+    (repo / "Cargo.toml").write_text(
+        '[package]\nname = "ledger"\nversion = "0.1.0"\nedition = "2021"\n'
+    )
+    body = [
+        f"pub fn helper_{i}(x: i64) -> i64 {{ let unused_{i} = x; x + {i} }}" for i in range(40)
+    ]
+    body[9] = 'pub fn total(xs: &[i64]) -> i64 { let s: i64 = "zero"; s + xs.len() as i64 }'
+    body[23] = "pub fn average(xs: &[i64]) -> i64 { sum / xs.len() as i64 }"
+    body[31] = "pub fn scaled(x: i64) -> i64 { helper_1(x, 2) }"
+    (repo / "src" / "lib.rs").write_text("\n".join(body) + "\n")
+    cargo = ["cargo", "build", "--offline", "--message-format=json"]
+    messages = [json.loads(ln) for ln in sh(cargo, repo).stdout.splitlines() if ln.startswith("{")]
+    facts = []
+    for m in messages:
+        msg = m.get("message") or {}
+        if (
+            m.get("reason") == "compiler-message"
+            and msg.get("level") == "error"
+            and msg.get("code")
+        ):
+            span = next(s for s in msg["spans"] if s["is_primary"])
+            facts.append(("code", f"error[{msg['code']['code']}]: {msg['message']}"))
+            facts.append(
+                ("where", f"{span['file_name']}:{span['line_start']}:{span['column_start']}")
+            )
+    return {
+        "name": "build",
+        "half": "tuning",
+        "dir": str(repo),
+        "facts": facts,
+        "calls": [
+            (
+                "ctx_execute",
+                {"language": "shell", "code": "cargo build --offline 2>&1", "timeout": 300000},
+            )
+        ],
+    }
+
+
+# Docs sites: pages of the Rust books rustup installs, served on 127.0.0.1, fetched and
+# indexed, then five questions asked in a user's words. The answers (a phrase of the
+# sentence that answers, as the page says it) were written from the pages before either
+# server ran on them.
+DOCS = {
+    "tuning": (
+        "nomicon",
+        ["transmutes", "poisoning", "drop-flags", "leaking", "exotic-sizes"],
+        [
+            (
+                "is it ok to transmute a shared reference into a mutable reference",
+                "always Undefined Behavior",
+            ),
+            ("when does a Mutex get poisoned", "is dropped during a panic"),
+            (
+                "how does Rust track at runtime whether a variable needs to be dropped",
+                "drop flag for that variable is toggled",
+            ),
+            ("does Rust prevent resource leaks", "In practice, this is basically true"),
+            ("what information completes a trait object pointer", "is the vtable pointer"),
+        ],
+    ),
+    "held-out": (
+        "edition-guide/rust-2021",
+        [
+            "prelude",
+            "default-cargo-resolver",
+            "disjoint-capture-in-closures",
+            "panic-macro-consistency",
+            "reserved-syntax",
+        ],
+        [
+            (
+                "which traits were added to the prelude in Rust 2021",
+                "FromIterator traits are now part of the prelude",
+            ),
+            (
+                "which Cargo feature resolver does edition 2021 use by default",
+                "Starting in Rust 2021, this will be the default",
+            ),
+            ("what does a closure capture in Rust 2021", "will only capture the fields they use"),
+            (
+                "how do I panic with a value that is not a string",
+                "to panic with a non-string payload",
+            ),
+            (
+                "how to avoid errors from the reserved prefix syntax",
+                "Insert whitespace between the identifier",
+            ),
+        ],
+    ),
+}
+
+
+def _docs_root() -> Path | None:
+    rustc = shutil.which("rustc")
+    if rustc is None:
+        return None
+    sysroot = sh([rustc, "--print", "sysroot"], Path.cwd()).stdout.strip()
+    root = Path(sysroot) / "share" / "doc" / "rust" / "html"
+    return root if (root / "nomicon").is_dir() else None
+
+
+def _serve(root: Path) -> str:
+    """Serve `root` on 127.0.0.1 for the rest of this process; its base URL."""
+    import functools
+    import http.server
+    import threading
+
+    handler = functools.partial(http.server.SimpleHTTPRequestHandler, directory=str(root))
+    handler.log_message = lambda *a, **k: None  # type: ignore[attr-defined]
+    httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    threading.Thread(target=httpd.serve_forever, daemon=True).start()
+    return f"http://127.0.0.1:{httpd.server_address[1]}"
+
+
+def docs_workload(scratch: Path, half: str) -> dict[str, Any] | None:
+    root = _docs_root()
+    if root is None:
+        return None
+    book, pages, questions = DOCS[half]
+    base = _serve(root)
+    repo = fresh(scratch / f"docs-{half}")
+    calls: list[tuple[str, dict[str, Any]]] = [
+        ("ctx_fetch_and_index", {"url": f"{base}/{book}/{page}.html", "source": page})
+        for page in pages
+    ]
+    calls.append(("ctx_search", {"queries": [q for q, _ in questions]}))
+    return {
+        "name": f"docs-{book.split('/')[0]}",
+        "half": half,
+        "dir": str(repo),
+        "facts": [("answer", a) for _, a in questions],
+        "calls": calls,
+    }
+
+
 LOG_ERRORS = [
     (
         0.13,
@@ -454,6 +601,9 @@ def build(scratch: Path, halves: set[str]) -> list[dict[str, Any]]:
         ("tuning", lambda: log_workload(scratch, 20, "tuning")),
         ("held-out", lambda: log_workload(scratch, 5, "held-out")),
         ("held-out", lambda: log_workload(scratch, 50, "held-out")),
+        ("tuning", lambda: build_workload(scratch)),
+        ("tuning", lambda: docs_workload(scratch, "tuning")),
+        ("held-out", lambda: docs_workload(scratch, "held-out")),
     ]
     needed = [
         ("node", shutil.which("node")),
@@ -464,7 +614,7 @@ def build(scratch: Path, halves: set[str]) -> list[dict[str, Any]]:
     for half, make in makers:
         if half in halves:
             workload = make()
-            if workload["name"] not in missing:
+            if workload is not None and workload["name"] not in missing:
                 out.append(workload)
     return out
 
@@ -525,12 +675,15 @@ def main() -> None:
     )
     parser.add_argument("--peer", default=f"{default_peer / 'peer.sh'} server")
     parser.add_argument("--scratch", type=Path)
+    parser.add_argument("--only", help="workloads whose names start with these (comma list)")
     parser.add_argument("--out", type=Path)
     a = parser.parse_args()
     halves = {"tuning", "held-out"} if a.half == "both" else {a.half}
     scratch = a.scratch or Path(tempfile.mkdtemp(prefix="ctxmode-workloads-"))
     scratch.mkdir(parents=True, exist_ok=True)
     workloads = build(scratch, halves)
+    if a.only:
+        workloads = [w for w in workloads if w["name"].startswith(tuple(a.only.split(",")))]
     (scratch / "facts.json").write_text(
         json.dumps({w["name"]: w["facts"] for w in workloads}, indent=1)
     )
