@@ -3,8 +3,8 @@
 
 Each workload is real material with known facts buried in it; both servers get the same
 MCP calls over stdio, and a fact counts as found only if it is in the text the agent is
-shown (whitespace-normalised substring). Reported per workload: facts found of needed, the
-bytes shown, and bytes per found fact.
+shown (whitespace-normalised substring; a docs answer word by word, markup aside).
+Reported per workload: facts found of needed, the bytes shown, and bytes per found fact.
 
 Workloads (built under a scratch directory; nothing is committed):
 
@@ -25,8 +25,8 @@ Workloads (built under a scratch directory; nothing is committed):
 
 The needed facts come from ground truth neither server sees: pytest's JUnit XML, a
 unittest result recorded by a runner of our own, mypy's and cargo's JSON output, the
-generators' own lists, `git diff`'s changed lines, the docs answers above. They are written to `<scratch>/facts.json` before any
-server runs.
+generators' own lists, `git diff`'s changed lines, the docs answers above. They are
+written to `<scratch>/facts.json` before any server runs.
 
     .venv/bin/python benchmarks/agent_workloads.py                  # both servers, both halves
     .venv/bin/python benchmarks/agent_workloads.py --engines ours --half tuning
@@ -99,6 +99,11 @@ TYPE_BUGS = [
 
 def norm(text: str) -> str:
     return " ".join(text.split())
+
+
+def plain_words(text: str) -> str:
+    """A docs answer as words: the page's markup (``*always*``, backticks) is not the answer."""
+    return " " + " ".join(re.findall(r"\w+", text.lower())) + " "
 
 
 def sh(argv: list[str], cwd: Path, **kw: Any) -> subprocess.CompletedProcess[str]:
@@ -651,8 +656,12 @@ async def run_engine(argv: list[str], workload: dict[str, Any], root: Path) -> d
             seconds.append(round(time.perf_counter() - started, 2))
             shown.append(text)
     text = "\n".join(shown)
-    flat = norm(text)
-    found = [f for f in workload["facts"] if norm(f[1]) in flat]
+    flat, words = norm(text), plain_words(text)
+    found = [
+        f
+        for f in workload["facts"]
+        if (plain_words(f[1]) in words if f[0] == "answer" else norm(f[1]) in flat)
+    ]
     return {
         "found": len(found),
         "needed": len(workload["facts"]),

@@ -18,6 +18,7 @@ one source at a time in input order, because the store's connection belongs to i
 URL's failure is its own result, never the batch's.
 """
 
+import re
 import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
@@ -34,7 +35,8 @@ from ctxmode.fetch.http import FetchLimits
 from ctxmode.store import ContentStore, SourceInfo
 
 CACHE_TTL_S = 24 * 3600
-PREVIEW_CHARS = 3072
+GLIMPSE_BYTES = 1024  # of a fetched page's opening, in whole lines
+SECTIONS_BYTES = 600  # of the headings of the rest of the page
 DEFAULT_CONCURRENCY = 4
 MAX_CONCURRENCY = 8
 MAX_BATCH = 100
@@ -72,7 +74,7 @@ class UrlResult:
     age_seconds: float | None = None  # cache hits: how old the indexed copy is
     kind: str | None = None  # chunker kind: markdown, json, plain, a language
     final_url: str | None = None  # after redirects
-    preview: str = ""  # the first PREVIEW_CHARS characters of the indexed text
+    preview: str = ""  # `page_glimpse` of the indexed text
     truncated: bool = False  # the text is longer than the preview
     error: str | None = None
     error_code: str | None = None  # a CtxError code: bad_scheme, blocked_address, …
@@ -236,9 +238,38 @@ def _index(store: ContentStore, request: FetchRequest, outcome: _Outcome) -> Url
         fetched_bytes=len(response.body),
         kind=converted.kind,
         final_url=response.final_url,
-        preview=converted.text[:PREVIEW_CHARS],
-        truncated=len(converted.text) > PREVIEW_CHARS,
+        preview=(glimpse := page_glimpse(converted.text)),
+        truncated=len(glimpse) < len(converted.text),
     )
+
+
+def page_glimpse(text: str) -> str:
+    """What the agent is shown of a fetched page: its opening in whole lines (up to
+    `GLIMPSE_BYTES`), then the headings of the rest, so it knows what to search for."""
+    lines = text.split("\n")
+    shown: list[str] = []
+    used = 0
+    for line in lines:
+        cost = len(line.encode("utf-8")) + 1
+        if used + cost > GLIMPSE_BYTES and shown:
+            break
+        shown.append(line if cost <= GLIMPSE_BYTES else line[: GLIMPSE_BYTES // 2] + "…")
+        used += cost
+    while shown and not shown[-1].strip():
+        shown.pop()
+    headings = [
+        m.group(1).strip()
+        for line in lines[len(shown) :]
+        if (m := re.match(r"^#{1,4}\s+(.+?)\s*#*$", line))
+    ]
+    listed: list[str] = []
+    for heading in dict.fromkeys(headings):
+        if sum(len(h) + 2 for h in listed) + len(heading) > SECTIONS_BYTES:
+            listed.append("…")
+            break
+        listed.append(heading)
+    opening = "\n".join(shown)
+    return f"{opening}\n\nSections: " + "; ".join(listed) if listed else opening
 
 
 def fetch_and_index(

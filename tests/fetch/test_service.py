@@ -13,7 +13,7 @@ from ctxmode.fetch import (
     render_report,
 )
 from ctxmode.fetch.render import BATCH_PREVIEW_CHARS, TRUNCATED, age_text
-from ctxmode.fetch.service import PREVIEW_CHARS
+from ctxmode.fetch.service import GLIMPSE_BYTES, SECTIONS_BYTES, page_glimpse
 
 
 def _labels(store):
@@ -184,7 +184,8 @@ def test_long_pages_get_a_capped_preview(site, store):
     url = site.url("/long.md")
     single = fetch_and_index(store, url)
     [result] = single.results
-    assert result.truncated and len(result.preview) == PREVIEW_CHARS
+    assert result.truncated
+    assert len(result.preview.encode()) <= GLIMPSE_BYTES + SECTIONS_BYTES + 40
     assert render_report(single).endswith(result.preview + TRUNCATED)
     batch = render_report(fetch_and_index(store, [{"url": url}], force=True))
     preview = batch.split(f"### {url}\n\n", 1)[1]
@@ -230,3 +231,15 @@ def test_usage_message_names_both_shapes(store):
 )
 def test_age_text(seconds, text):
     assert age_text(seconds) == text
+
+
+def test_a_page_glimpse_is_its_opening_in_whole_lines_then_its_sections():
+    body = "\n".join(f"Intro line {i} " + "x" * 50 for i in range(40))
+    text = f"# Guide\n\n{body}\n\n## Install\n\nsteps\n\n## Configure\n\nmore\n\n### Options\n"
+    glimpse = page_glimpse(text)
+    opening, sections = glimpse.split("\n\nSections: ")
+    assert opening.startswith("# Guide")
+    assert len(opening.encode()) <= GLIMPSE_BYTES
+    assert all(line in text.split("\n") for line in opening.split("\n"))  # no line cut
+    assert sections == "Install; Configure; Options"
+    assert page_glimpse("# Short\n\nAll of it.") == "# Short\n\nAll of it."
