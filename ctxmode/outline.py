@@ -390,6 +390,8 @@ def _diagnostics(text: str) -> Outline | None:
     current_file = ""
     for m in found:
         line = m.group(0)
+        if whole_line(line) in counts:  # rustc's "could not compile": the count, not an error
+            continue
         if line.startswith((" ", "\t")):  # eslint: the file is the last unindented path above
             for prev in reversed(text[max(0, m.start() - 4000) : m.start()].split("\n")):
                 if prev.strip() and not prev.startswith((" ", "\t")):

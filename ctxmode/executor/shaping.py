@@ -5,6 +5,9 @@
 | small output                          | the output                             | nothing     |
 | `intent` given, output > 5,000 bytes  | the sections matching it               | all of it   |
 | output > 102,400 bytes                | its key lines (`outline`), the pointer | all of it   |
+| test run, diagnostics, diff or        | the same                               | all of it   |
+| traceback over 5,000 bytes, its key   |                                        |             |
+| lines a quarter of it or less         |                                        |             |
 | failure, output > 102,400 bytes       | the same, under ``<label>:error``      | all of it   |
 
 "All of it": what the run printed, read back from its files when the capture's window left
@@ -24,7 +27,7 @@ import re
 import shlex
 from collections.abc import Callable
 from contextlib import AbstractContextManager
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import partial
 from typing import TYPE_CHECKING, Literal
 
@@ -43,6 +46,7 @@ INDEX_MAX_BYTES = 64 * 1024 * 1024  # the most of one output that is indexed (th
 PREVIEW_BYTES = 1024  # of each stream, in the answer about an unrecognised large output
 OUTLINE_BYTES = 6 * 1024  # the key lines of a recognised output (failures, hunks, errors)
 ANSWER_MAX_BYTES = INDEX_MIN_BYTES + 16 * 1024
+CONDENSED_RATIO = 4  # a mid-sized output is answered by its key lines when 4x their size
 
 # A fresh store (closed after use) or a shared one (a context that leaves it open).
 StoreOpener = Callable[[], AbstractContextManager["ContentStore"]]
@@ -208,6 +212,17 @@ def key_lines(text: str, extent: Extent, *, logs: bool = True) -> str:
     if found is None:
         return ""
     return f"[{found.kind}]\n{render(found, OUTLINE_BYTES)}"
+
+
+def _condensable(output: str) -> bool:
+    """Whether a mid-sized output (`INTENT_MIN_BYTES` to `INDEX_MIN_BYTES`) is better
+    answered by its key lines: a test run, diagnostics, a diff or a traceback whose key
+    lines are at most a quarter of it (a build's three errors among forty warnings)."""
+    size = _bytes(output)
+    if size <= INTENT_MIN_BYTES or size > INDEX_MIN_BYTES:
+        return False
+    shown = key_lines(output, measured(output, None), logs=False)
+    return bool(shown) and _bytes(shown) * CONDENSED_RATIO <= size
 
 
 def clip(text: str, limit: int = ANSWER_MAX_BYTES) -> str:
@@ -399,15 +414,18 @@ def shape(
             return large(failed=is_error, both=is_error)
         size = _bytes(output)
         error_label = f"{label}:error" if is_error else label
-        if (intent and size > INTENT_MIN_BYTES) or size > INDEX_MIN_BYTES:
-            return _indexed_whole(
+        if (intent and size > INTENT_MIN_BYTES) or size > INDEX_MIN_BYTES or _condensable(output):
+            shaped = _indexed_whole(
                 output, error_label, open_store, intent, failed=is_error, syntax=syntax
             )
+            if is_error:  # the exit code first: what ran failed
+                shaped = replace(shaped, text=f"Exit code: {result.exit_code}\n\n{shaped.text}")
+            return shaped
         return Shaped(output, is_error)
     if out.cut:
         return large(failed=False, both=False)
     output = result.stdout or "(no output)"
     size = _bytes(output)
-    if (intent and size > INTENT_MIN_BYTES) or size > INDEX_MIN_BYTES:
+    if (intent and size > INTENT_MIN_BYTES) or size > INDEX_MIN_BYTES or _condensable(output):
         return _indexed_whole(output, label, open_store, intent, failed=False, syntax=syntax)
     return Shaped(output, False)

@@ -236,3 +236,61 @@ def test_timeout_text_replaces_the_timeout_messages(kb):
     )
     assert view.is_error is True
     assert view.text == "Timed out processing app.log after 30000ms"
+
+
+def build_output(warnings: int) -> str:
+    """A compiler's output: `warnings` warnings around two errors (rustc's format)."""
+    lines = []
+    for i in range(warnings):
+        lines += [
+            f"warning: unused variable: `unused_{i}`",
+            f"  --> src/lib.rs:{i + 1}:30",
+            "   |",
+            f"{i + 1:>3} | pub fn helper_{i}(x: i64) -> i64 {{ let unused_{i} = x; x }}",
+            "   |                              ^^^^^^^^ help: prefix it with an underscore",
+            "",
+        ]
+        if i == warnings // 2:
+            lines += ["error[E0308]: mismatched types", "  --> src/lib.rs:10:48", ""]
+    lines += [
+        "error[E0425]: cannot find value `sum` in this scope",
+        "  --> src/lib.rs:24:37",
+        "",
+        "error: could not compile `ledger` (lib) due to 2 previous errors",
+    ]
+    return "\n".join(lines) + "\n"
+
+
+def test_a_mid_sized_build_output_is_answered_by_its_errors(kb):
+    """Two errors among forty warnings: the errors with their locations, the exit code,
+    not 10 KB of warnings; all of it indexed."""
+    stdout = build_output(40)
+    assert INTENT_MIN_BYTES < len(stdout.encode()) < INDEX_MIN_BYTES
+    view = shaped(made("shell", stdout=stdout, exit_code=101), kb)
+    assert view.is_error is True
+    assert view.text.startswith("Exit code: 101\n")
+    for needed in (
+        "error[E0308]: mismatched types",
+        "src/lib.rs:10:48",
+        "error[E0425]: cannot find value `sum` in this scope",
+        "src/lib.rs:24:37",
+        "could not compile `ledger`",
+    ):
+        assert needed in view.text
+    assert "unused_7" not in view.text
+    assert len(view.text.encode()) * 4 < len(stdout.encode())
+    assert sources(kb) == ["execute:shell:error"]
+
+
+def test_a_mid_sized_output_of_no_known_kind_is_returned_whole(kb):
+    stdout = "".join(f"row {i}: all good here\n" for i in range(400))
+    assert len(stdout.encode()) > INTENT_MIN_BYTES
+    view = shaped(made("shell", stdout=stdout), kb)
+    assert view.text == stdout and view.indexed_label is None
+
+
+def test_a_build_with_few_warnings_is_returned_whole(kb):
+    """Key lines that are most of the output save nothing: the output as printed."""
+    stdout = build_output(0)
+    view = shaped(made("shell", stdout=stdout, exit_code=101), kb)
+    assert "stdout:\n" + stdout in view.text and view.indexed_label is None
