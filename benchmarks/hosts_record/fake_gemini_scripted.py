@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Fake Gemini API that plays a recorded session's script of tool calls.
 
-It is ``/work/shared/hosts/fake_gemini.py`` (same endpoints, log and replies to JSON-mode
+It is the host harness's ``fake_gemini.py`` (same endpoints, log and replies to JSON-mode
 requests) with its ``plan`` replaced; the script is ``script.json`` beside ``--log`` (the
 format of ``fake_scripted.py``), where a step may carry ``"compress": true``.
 
@@ -19,9 +19,12 @@ import json
 import os
 import sys
 import threading
+from pathlib import Path
 from typing import Any
 
-HOSTS = os.environ.get("CTXMODE_SHARED_HOSTS", "/work/shared/hosts")
+HOSTS = os.environ.get(
+    "CTXMODE_SHARED_HOSTS", str(Path(__file__).resolve().parents[3] / "shared" / "hosts")
+)
 sys.dont_write_bytecode = True
 sys.path.insert(0, HOSTS)
 import fake_gemini as base  # noqa: E402

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Fake Anthropic Messages API that plays a recorded session's script of tool calls.
 
-It is ``/work/shared/hosts/fake_anthropic.py`` (same endpoints, log and SSE stream) with its
+It is the host harness's ``fake_anthropic.py`` (same endpoints, log and SSE stream) with its
 ``plan`` replaced: the script is ``script.json`` beside ``--log``, written by ``record.py``:
 
     {"prompts": [{"match": TEXT, "steps": [{"tool": NAME, "input": {...}}, ...],
@@ -23,9 +23,12 @@ from __future__ import annotations
 import json
 import os
 import sys
+from pathlib import Path
 from typing import Any
 
-HOSTS = os.environ.get("CTXMODE_SHARED_HOSTS", "/work/shared/hosts")
+HOSTS = os.environ.get(
+    "CTXMODE_SHARED_HOSTS", str(Path(__file__).resolve().parents[3] / "shared" / "hosts")
+)
 sys.dont_write_bytecode = True
 sys.path.insert(0, HOSTS)
 import fake_anthropic as base  # noqa: E402

@@ -1,7 +1,8 @@
 """Record continuity sessions from the real Claude Code (and Gemini CLI), headless.
 
 Each session of ``sessions.py`` runs in a fresh scratch dir (``drive.HostRun`` of
-``/work/shared/hosts``: a fake HOME, CTXMODE_DIR, a git project set up with ``ctxmode setup
+the host harness (``$CTXMODE_SHARED_HOSTS``, default ``../shared/hosts`` beside the
+repository): a fake HOME, CTXMODE_DIR, a git project set up with ``ctxmode setup
 <host>``) against a fake model API on 127.0.0.1 that plays the session's script of tool calls
 (``fake_scripted.py`` / ``fake_gemini_scripted.py``); the host executes them for real. The
 ``ctxmode`` on the host's PATH is ``hook_recorder.py``, which logs every hook call and runs the
@@ -40,7 +41,11 @@ from typing import Any
 HERE = Path(__file__).resolve().parent
 BENCH = HERE.parent
 REPO = BENCH.parent
-HOSTS = Path(os.environ.get("CTXMODE_SHARED_HOSTS", "/work/shared/hosts"))
+HOSTS = Path(
+    os.environ.get(
+        "CTXMODE_SHARED_HOSTS", str(Path(__file__).resolve().parents[3] / "shared" / "hosts")
+    )
+)
 OUT = BENCH / "continuity_recorded"
 sys.dont_write_bytecode = True
 sys.path[:0] = [str(HOSTS), str(HERE)]
