@@ -88,11 +88,17 @@ class BatchReport:
 
 
 def _run_one(
-    project: Path, command: Command, timeout_ms: float | None, cancel: threading.Event | None
+    project: Path,
+    command: Command,
+    timeout_ms: float | None,
+    cancel: threading.Event | None,
+    cwd: Path | None = None,
 ) -> CommandRun:
     try:
         result = execute(
-            ExecRequest("shell", f"{command.command} 2>&1", project, timeout_ms=timeout_ms),
+            ExecRequest(
+                "shell", f"{command.command} 2>&1", project, timeout_ms=timeout_ms, cwd=cwd
+            ),
             cancel=cancel,
         )
     except CtxError as exc:
@@ -119,14 +125,16 @@ def run_commands(
     timeout_ms: float | None,
     concurrency: int = 1,
     cancel: threading.Event | None = None,
+    cwd: Path | None = None,
 ) -> list[CommandRun]:
-    """Run the commands; serial ones share `timeout_ms`, parallel ones each get all of it."""
+    """Run the commands (in `cwd`, default the project); serial ones share `timeout_ms`,
+    parallel ones each get all of it."""
     if not commands:
         raise UsageError("commands must hold at least one command")
     workers = max(1, min(int(concurrency), MAX_CONCURRENCY, len(commands)))
     if workers > 1:
         with ThreadPoolExecutor(max_workers=workers, thread_name_prefix="ctxmode-batch") as pool:
-            futures = [pool.submit(_run_one, project, c, timeout_ms, cancel) for c in commands]
+            futures = [pool.submit(_run_one, project, c, timeout_ms, cancel, cwd) for c in commands]
             return [f.result() for f in futures]
     runs: list[CommandRun] = []
     deadline = None if timeout_ms is None else time.monotonic() + timeout_ms / 1000
@@ -137,7 +145,7 @@ def run_commands(
             exhausted = True
             runs.append(CommandRun(command.label, "", skipped=True))
             continue
-        run = _run_one(project, command, remaining, cancel)
+        run = _run_one(project, command, remaining, cancel, cwd)
         runs.append(run)
         exhausted = run.timed_out and deadline is not None
     return runs
@@ -200,10 +208,18 @@ def run_batch(
     timeout_ms: float | None = None,
     concurrency: int = 1,
     cancel: threading.Event | None = None,
+    cwd: Path | None = None,
+    search_all: bool = False,
 ) -> BatchReport:
-    """Run, index under ``batch:<labels>``, and answer every query from this batch only."""
+    """Run (in `cwd`, default the project), index under ``batch:<labels>``, and answer every
+    query from this batch only, or from the whole knowledge base with `search_all`."""
     runs = run_commands(
-        project, commands, timeout_ms=timeout_ms, concurrency=concurrency, cancel=cancel
+        project,
+        commands,
+        timeout_ms=timeout_ms,
+        concurrency=concurrency,
+        cancel=cancel,
+        cwd=cwd,
     )
     outputs, cut = _bounded(runs, INDEX_MAX_BYTES)
     document = "\n".join(
@@ -225,12 +241,20 @@ def run_batch(
             result = store.search(
                 query,
                 limit=QUERY_HITS,
-                source=label,
-                exact_source=True,
-                refresh=False,
+                source=None if search_all else label,
+                exact_source=not search_all,
+                refresh=search_all,
                 snippet_chars=SNIPPET_CHARS,
             )
-            answers.append((query, [(h.title, h.snippet) for h in result.hits]))
+            answers.append(
+                (
+                    query,
+                    [
+                        (h.title if h.source == label else f"{h.source}: {h.title}", h.snippet)
+                        for h in result.hits
+                    ],
+                )
+            )
         terms = readable_terms(store.distinctive_terms(label))
     return BatchReport(
         runs,

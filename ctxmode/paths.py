@@ -175,26 +175,12 @@ def worktree_suffix(project_dir: Path) -> str:
         )
         if top.returncode != 0:
             return ""
-        listing = subprocess.run(
-            ["git", "worktree", "list", "--porcelain"],
-            cwd=project_dir,
-            capture_output=True,
-            text=True,
-            encoding="utf-8",
-            timeout=2,
-        )
     except (OSError, subprocess.SubprocessError):
         return ""
-    first = next(
-        (
-            line[len("worktree ") :]
-            for line in listing.stdout.splitlines()
-            if line.startswith("worktree ")
-        ),
-        None,
-    )
-    if first is None:
+    listed = git_worktrees(project_dir)
+    if not listed:
         return ""
+    first = listed[0]
 
     def canon(p: str) -> str:
         text = normalize_path(os.path.realpath(p.strip()))
@@ -204,6 +190,31 @@ def worktree_suffix(project_dir: Path) -> str:
     if current == canon(first):
         return ""
     return "__" + _sha256_hex(current)[:8]
+
+
+def git_worktrees(project_dir: Path) -> list[str]:
+    """The worktrees of the git repository holding `project_dir`, the main one first, as
+    git lists them; empty outside a repository or when git is missing."""
+    import subprocess
+
+    try:
+        listing = subprocess.run(
+            ["git", "worktree", "list", "--porcelain"],
+            cwd=project_dir,
+            capture_output=True,
+            text=True,
+            encoding="utf-8",
+            timeout=2,
+        )
+    except (OSError, subprocess.SubprocessError):
+        return []
+    if listing.returncode != 0:
+        return []
+    return [
+        line[len("worktree ") :]
+        for line in listing.stdout.splitlines()
+        if line.startswith("worktree ")
+    ]
 
 
 class ProjectPaths(NamedTuple):

@@ -281,7 +281,7 @@ class Argv(Var):
 # --- the variables, in man page order -----------------------------------------------------
 
 DIR = Text(
-    ("CTXMODE_DIR", "CONTEXT_MODE_DIR"),
+    ("CTXMODE_DIR", "CONTEXT_MODE_DIR", "CONTEXT_MODE_DATA_DIR"),
     "The data root, where knowledge bases, session databases and logs live (see FILES).",
     shown="$XDG_DATA_HOME/ctxmode or ~/.local/share/ctxmode on Linux, the platform's user "
     "data directory elsewhere",
@@ -388,6 +388,24 @@ ISOLATE_NETWORK = Switch(
     "is given; off, they have none, not even the host's loopback.",
     default=False,
 )
+SEARCH_WINDOW_MS = Millis(
+    ("CTXMODE_SEARCH_WINDOW_MS", "CONTEXT_MODE_SEARCH_WINDOW_MS"),
+    "The ctx_search flood guard's window in milliseconds: calls are counted per caller within it.",
+    default=60_000,
+)
+SEARCH_MAX_RESULTS_AFTER = Count(
+    ("CTXMODE_SEARCH_MAX_RESULTS_AFTER", "CONTEXT_MODE_SEARCH_MAX_RESULTS_AFTER"),
+    "After this many ctx_search calls in the window, each query gets one result.",
+    default=3,
+    low=1,
+)
+SEARCH_BLOCK_AFTER = Count(
+    ("CTXMODE_SEARCH_BLOCK_AFTER", "CONTEXT_MODE_SEARCH_BLOCK_AFTER"),
+    "After this many ctx_search calls in the window, ctx_search refuses and asks for "
+    "batched queries.",
+    default=8,
+    low=1,
+)
 GC = Switch(
     ("CTXMODE_GC",),
     "Off: a running server never collects garbage on its own (it otherwise applies the gc "
@@ -489,6 +507,9 @@ REGISTRY: tuple[Var, ...] = (
     HOST_PLUGIN,
     FETCH_STRICT,
     FETCH_TIMEOUT_MS,
+    SEARCH_WINDOW_MS,
+    SEARCH_MAX_RESULTS_AFTER,
+    SEARCH_BLOCK_AFTER,
     INJECT,
     SNAPSHOT_BYTES,
     SESSION_SUFFIX,
@@ -536,7 +557,8 @@ def require_valid(*variables: Var, env: "Env" = None) -> None:
 
 
 def data_dir(env: "Env" = None) -> str | None:
-    """``CTXMODE_DIR`` / ``CONTEXT_MODE_DIR``, unexpanded; None when unset."""
+    """``CTXMODE_DIR`` / ``CONTEXT_MODE_DIR`` / ``CONTEXT_MODE_DATA_DIR``, unexpanded; None
+    when unset."""
     return DIR.get(env)
 
 
@@ -596,6 +618,18 @@ def fetch_strict(env: "Env" = None) -> bool:
 
 def fetch_timeout_ms(env: "Env" = None) -> float:
     return FETCH_TIMEOUT_MS.get(env)
+
+
+def search_window_ms(env: "Env" = None) -> float:
+    return SEARCH_WINDOW_MS.get(env)
+
+
+def search_max_results_after(env: "Env" = None) -> int:
+    return SEARCH_MAX_RESULTS_AFTER.get(env)
+
+
+def search_block_after(env: "Env" = None) -> int:
+    return SEARCH_BLOCK_AFTER.get(env)
 
 
 def exec_timeout_ms(env: "Env" = None) -> float:

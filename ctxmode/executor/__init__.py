@@ -17,7 +17,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 from ctxmode import settings
-from ctxmode.errors import EnvironmentProblem, NotFoundError
+from ctxmode.errors import EnvironmentProblem, NotFoundError, UsageError
 from ctxmode.executor import sandbox
 from ctxmode.executor.capture import Extent, measured, read_whole
 from ctxmode.executor.deadline import Deadline
@@ -38,6 +38,7 @@ class ExecRequest:
     project_dir: Path
     timeout_ms: float | None = None  # None: CTXMODE_EXEC_TIMEOUT_MS, else 120 s
     file_path: str | None = None  # execute_file: relative to the project, or absolute
+    cwd: Path | None = None  # where the run starts; None: the project (see `run_dir`)
     background: bool = False  # on timeout, leave it running (needs a registry)
     isolate: bool | None = None  # None: CTXMODE_ISOLATE
     network: bool | None = None  # with isolate: keep network access (None: the setting)
@@ -169,6 +170,12 @@ def execute(
     file_path = resolve_file(project, request.file_path) if request.file_path else None
     runtime = find_runtime(language, project)
     isolated = isolate_requested(request.isolate)
+    cwd = request.cwd or project
+    if isolated and cwd != project and project not in cwd.parents:
+        raise UsageError(
+            f"cwd {cwd} is outside the project, which is all a confined run sees "
+            "(CTXMODE_ISOLATE): use a folder inside the project"
+        )
     masked, read_only = _confinement(project) if isolated else ([], [])
     workdir = make_workdir(project)
     keep_workdir = False
@@ -178,7 +185,6 @@ def execute(
         name, source = build_script(language, request.code, with_file=file_path is not None)
         script = workdir / name
         script.write_text(source, encoding="utf-8")
-        cwd = project
 
         def wrap(argv: list[str]) -> list[str]:
             if not isolated:

@@ -41,13 +41,23 @@ def _error_line(result: UrlResult) -> str:
     return f"Failed to fetch {result.url}: {result.error}"
 
 
-def _single(result: UrlResult) -> str:
+def ttl_text(seconds: float) -> str:
+    """A cache lifetime as the agent reads it: 24h, 90m, 30s, 7d (days past one day)."""
+    if seconds > 86400 and seconds % 86400 == 0:
+        return f"{seconds / 86400:g}d"
+    for unit, size in (("h", 3600), ("m", 60)):
+        if seconds >= size and seconds % size == 0:
+            return f"{seconds / size:g}{unit}"
+    return f"{seconds:g}s"
+
+
+def _single(result: UrlResult, ttl_s: float) -> str:
     if not result.ok:
         return _error_line(result)
     if result.from_cache:
         return (
             f"Cached: **{result.label}** — {_plural(result.chunks, 'section')}, "
-            f"indexed {age_text(result.age_seconds)} (fresh, TTL: 24h).\n"
+            f"indexed {age_text(result.age_seconds)} (fresh, TTL: {ttl_text(ttl_s)}).\n"
             "To refresh: call ctx_fetch_and_index again with `force: true`.\n\n"
             "You MUST call ctx_search() to answer questions about this content — "
             "this cached response contains no content.\n"
@@ -115,5 +125,5 @@ def _batch(report: FetchReport) -> str:
 def render_report(report: FetchReport) -> str:
     """The tool's response text (legacy single shape or batch summary)."""
     if report.single and len(report.results) == 1:
-        return _single(report.results[0])
+        return _single(report.results[0], report.ttl_s)
     return _batch(report)

@@ -91,6 +91,7 @@ class FetchReport:
     results: tuple[UrlResult, ...]
     single: bool  # called with one URL string (the legacy response shape)
     concurrency: int  # threads actually used
+    ttl_s: float = CACHE_TTL_S  # how long an indexed page counted as fresh
 
     @property
     def fetched(self) -> tuple[UrlResult, ...]:
@@ -157,15 +158,15 @@ def _parse_time(text: str) -> float | None:
 
 
 def _fresh(
-    store: ContentStore, labels: set[str], now: float
+    store: ContentStore, labels: set[str], now: float, ttl_s: float = CACHE_TTL_S
 ) -> dict[str, tuple[SourceInfo, float]]:
-    """The labels indexed less than CACHE_TTL_S ago, with their age in seconds."""
+    """The labels indexed less than `ttl_s` ago, with their age in seconds."""
     fresh = {}
     for info in store.sources():
         if info.label not in labels:
             continue
         indexed = _parse_time(info.indexed_at)
-        if indexed is not None and 0 <= now - indexed < CACHE_TTL_S:
+        if indexed is not None and 0 <= now - indexed < ttl_s:
             fresh[info.label] = (info, now - indexed)
     return fresh
 
@@ -278,6 +279,7 @@ def fetch_and_index(
     *,
     source: str | None = None,
     force: bool = False,
+    ttl_s: float | None = None,
     concurrency: int | None = None,
     limits: FetchLimits | None = None,
     strict: bool | None = None,
@@ -288,9 +290,11 @@ def fetch_and_index(
 
     `urls` is a URL string (the legacy single shape; `source` names it) or a sequence of
     `FetchRequest`, ``{"url": ..., "source": ...}`` or bare URL strings (a request without
-    a source takes `source`). `concurrency` (default 4) is clamped to 1..8. `strict` defaults to
-    ``CTXMODE_FETCH_STRICT``. Setting `cancel` ends every fetch still running or waiting as
-    a failed URL. Per-URL failures are results, not exceptions.
+    a source takes `source`). A page indexed less than `ttl_s` seconds ago (default
+    `CACHE_TTL_S`) is not fetched again unless `force`. `concurrency` (default 4) is
+    clamped to 1..8. `strict` defaults to ``CTXMODE_FETCH_STRICT``. Setting `cancel` ends
+    every fetch still running or waiting as a failed URL. Per-URL failures are results,
+    not exceptions.
 
     Raises:
         UsageError: no URL at all, a malformed request, or more than MAX_BATCH.
@@ -300,7 +304,8 @@ def fetch_and_index(
     first: dict[str, FetchRequest] = {}
     for request in requests:
         first.setdefault(request.label, request)
-    fresh = {} if force else _fresh(store, set(unique), clock())
+    ttl = CACHE_TTL_S if ttl_s is None else ttl_s
+    fresh = {} if force or ttl <= 0 else _fresh(store, set(unique), clock(), ttl)
     wanted = DEFAULT_CONCURRENCY if concurrency is None else concurrency
     workers = max(1, min(wanted, MAX_CONCURRENCY, len(unique)))
 
@@ -317,4 +322,4 @@ def fetch_and_index(
         done[label] = _index(store, first[label], outcome)
     # A label asked for twice was fetched once; both lines report it.
     results = tuple(done[r.label] for r in requests)
-    return FetchReport(results, single=isinstance(urls, str), concurrency=workers)
+    return FetchReport(results, single=isinstance(urls, str), concurrency=workers, ttl_s=ttl)

@@ -37,11 +37,17 @@ def _s(description: str = "", **extra: Any) -> dict[str, Any]:
 _LANGUAGE = _s(enum=list(LANGUAGES))
 _TIMEOUT = {"type": "number", "description": "ms; default 120000"}
 _INTENT = _s("what you look for: output over 5KB returns only matching sections")
+_CWD = _s("working folder: inside the project or one of its git worktrees")
+
+
+def _GLOBS(description: str) -> dict[str, Any]:  # noqa: N802 (a schema constant's maker)
+    return {"type": "array", "items": {"type": "string"}, "description": description}
+
 
 TOOLS: list[ToolDef] = [
     ToolDef(
         "ctx_execute",
-        "Execute Code",
+        "Run code (executes the given code)",
         "Run code in a sandbox; only what it prints enters context. Use instead of Bash for "
         "anything with long output: tests, builds, logs, git, APIs, data. Print only the "
         "answer. Every language runs in the project directory (relative paths are the "
@@ -56,6 +62,7 @@ TOOLS: list[ToolDef] = [
             code=_s(),
             timeout=_TIMEOUT,
             background={"type": "boolean", "description": "on timeout keep it running"},
+            cwd=_CWD,
             intent=_INTENT,
         ),
         destructive=True,
@@ -63,7 +70,7 @@ TOOLS: list[ToolDef] = [
     ),
     ToolDef(
         "ctx_execute_file",
-        "Execute File Processing",
+        "Run code over a file (executes code, reads the file)",
         "Process a file without reading it into context: the code gets FILE_CONTENT and "
         "FILE_CONTENT_PATH (file_content in Elixir/Rust); only its output returns. Runs in "
         "the project directory, as ctx_execute. Use instead of Read for logs, CSV, JSON, "
@@ -81,7 +88,7 @@ TOOLS: list[ToolDef] = [
     ),
     ToolDef(
         "ctx_batch_execute",
-        "Batch Execute & Search",
+        "Run shell commands and search their output (executes commands)",
         "Run shell commands in the project directory, index all output, and answer queries "
         "on it in one call. Best "
         "first research step: send every command and question at once. Serial commands "
@@ -97,6 +104,12 @@ TOOLS: list[ToolDef] = [
             queries={"type": "array", "minItems": 1, "items": _s()},
             timeout=_TIMEOUT,
             concurrency={"type": "integer", "minimum": 1, "maximum": 8},
+            cwd=_CWD,
+            query_scope=_s(
+                "batch (default): answer from this batch's output; global: the whole "
+                "knowledge base",
+                enum=["batch", "global"],
+            ),
         ),
         destructive=True,
         open_world=True,
@@ -110,9 +123,17 @@ TOOLS: list[ToolDef] = [
         _obj(
             [],
             content=_s("text to index, or give path"),
-            path=_s("file read server-side; never enters context"),
+            path=_s("file or directory read server-side; never enters context"),
             source=_s("label"),
+            include=_GLOBS("directory: only files matching these globs"),
+            exclude=_GLOBS("directory: skip files and folders matching these globs"),
+            maxDepth={"type": "integer", "minimum": 0, "description": "directory: depth"},
+            maxFiles={"type": "integer", "minimum": 1, "description": "directory: files"},
+            extensions=_GLOBS("directory: only these extensions (.md, py)"),
+            respectGitignore={"type": "boolean", "description": "default true"},
+            followSymlinks={"type": "boolean", "description": "default false"},
         ),
+        # Indexing the same content or path again leaves the same knowledge base.
         idempotent=True,
     ),
     ToolDef(
@@ -128,8 +149,11 @@ TOOLS: list[ToolDef] = [
             source=_s("only labels containing this"),
             contentType=_s(enum=["code", "prose"]),
             sort=_s(enum=["relevance", "timeline"]),
+            project=_s("global: every project's knowledge base; or a project's absolute path"),
         ),
         read_only=True,
+        # A repeated search changes nothing more (stale files it re-reads are re-read once).
+        idempotent=True,
     ),
     ToolDef(
         "ctx_fetch_and_index",
@@ -148,6 +172,11 @@ TOOLS: list[ToolDef] = [
             },
             concurrency={"type": "integer", "minimum": 1, "maximum": 8},
             force={"type": "boolean"},
+            ttl={
+                "type": "integer",
+                "minimum": 0,
+                "description": "ms a fetched page stays fresh (default 24h); 0 refetches",
+            },
         ),
         open_world=True,
     ),
@@ -178,7 +207,7 @@ TOOLS: list[ToolDef] = [
         "uv, pip), migrates its databases and refreshes hook settings. Run it with your "
         "shell tool, then tell the user to restart the agent.",
         _obj([]),
-        read_only=True,
+        # Not read-only: what it returns is a command that installs software.
         idempotent=True,
     ),
     ToolDef(
@@ -207,5 +236,6 @@ TOOLS: list[ToolDef] = [
             open={"type": "boolean", "description": "open a browser; default true"},
         ),
         idempotent=True,
+        open_world=True,  # it opens the user's browser
     ),
 ]

@@ -9,15 +9,12 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ctxmode import paths
+from ctxmode import paths, settings
 from ctxmode.db import identity
 from ctxmode.executor import BackgroundRuns
 from ctxmode.stats.record import Recorder
 from ctxmode.store import ContentStore
 
-SEARCH_WINDOW_S = 60.0
-SEARCH_SOFT = 3  # above this many calls in a window: one result per query
-SEARCH_HARD = 8  # above this: refused
 SWEEP_INTERVAL_S = 2.0
 
 
@@ -30,7 +27,8 @@ class _Window:
 @dataclass
 class FloodGuard:
     """Counts ctx_search calls per caller (client session, and agent when the client says
-    which): parallel sub-agents sharing one server never exhaust each other's budget."""
+    which): parallel sub-agents sharing one server never exhaust each other's budget. The
+    window is ``CTXMODE_SEARCH_WINDOW_MS`` long."""
 
     windows: dict[str, _Window] = field(default_factory=dict)
     _lock: threading.Lock = field(default_factory=threading.Lock)
@@ -40,7 +38,7 @@ class FloodGuard:
         now = time.monotonic() if now is None else now
         with self._lock:
             window = self.windows.get(caller)
-            if window is None or now - window.started > SEARCH_WINDOW_S:
+            if window is None or now - window.started > settings.search_window_ms() / 1000:
                 window = self.windows[caller] = _Window(now)
             window.count += 1
             return window.count, now - window.started

@@ -5,21 +5,24 @@ its message (the dispatcher in `app` does that mapping once)."""
 import logging
 import threading
 import time
-from collections.abc import Callable
-from dataclasses import dataclass, field
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field, replace
 from functools import partial
 from pathlib import Path
 from typing import Any
 
-from ctxmode import batch, security
-from ctxmode.errors import NotFoundError, UsageError
+from ctxmode import batch, paths, security, settings
+from ctxmode.errors import CtxError, NotFoundError, UsageError
 from ctxmode.executor import ExecRequest, execute, file_size
 from ctxmode.executor.runtimes import normalize_language
 from ctxmode.executor.shaping import INDEX_MAX_BYTES, shape
 from ctxmode.server import coerce
 from ctxmode.server.render import render_search
-from ctxmode.server.state import SEARCH_HARD, SEARCH_SOFT, ServerState
+from ctxmode.server.state import ServerState
+from ctxmode.store import ContentStore, SearchResult
 from ctxmode.store.indexer import BAD_NAME, index_paths, label_for
+from ctxmode.store.projects import knowledge_bases
 from ctxmode.store.query import MAX_HITS
 
 log = logging.getLogger("ctxmode.server")
@@ -85,6 +88,30 @@ def _check_code(state: ServerState, language: str, code: str) -> None:
     security.enforce(security.check_run(_policy(state), language, code, state.project_dir))
 
 
+def run_dir(state: ServerState, args: dict[str, Any]) -> Path | None:
+    """The run's working directory from ``cwd`` (None: the project): a folder inside the
+    project or one of its git worktrees, relative paths from the project.
+
+    Raises:
+        UsageError: not a folder, or outside the project and its worktrees.
+    """
+    raw = coerce.string(args, "cwd")
+    if raw is None or not raw.strip():
+        return None
+    given = Path(raw.strip()).expanduser()
+    target = (given if given.is_absolute() else state.project_dir / given).resolve()
+    if not target.is_dir():
+        raise UsageError(f"cwd is not a folder: {raw}")
+    allowed = [state.project_dir.resolve()]
+    allowed += [Path(w).resolve() for w in paths.git_worktrees(state.project_dir)]
+    if not any(target == root or root in target.parents for root in allowed):
+        raise UsageError(
+            f"cwd must be inside the project ({state.project_dir}) or one of its git "
+            f"worktrees: {raw}"
+        )
+    return target
+
+
 def ctx_execute(state: ServerState, args: dict[str, Any], call: Call) -> Reply:
     language = normalize_language(coerce.string(args, "language", required=True) or "")
     code = coerce.string(args, "code", required=True) or ""
@@ -95,6 +122,7 @@ def ctx_execute(state: ServerState, args: dict[str, Any], call: Call) -> Reply:
         state.project_dir,
         timeout_ms=_timeout(args),
         background=coerce.boolean(args, "background"),
+        cwd=run_dir(state, args),
     )
     result = execute(request, registry=state.runs, cancel=call.cancel)
     shaped = shape(
@@ -152,6 +180,9 @@ def ctx_batch_execute(state: ServerState, args: dict[str, Any], call: Call) -> R
         security.enforce(verdict, batch_label=command.label)
     timeout = _timeout(args)
     concurrency = int(coerce.number(args, "concurrency", low=1, high=8) or 1)
+    scope = coerce.string(args, "query_scope") or "batch"
+    if scope not in ("batch", "global"):
+        raise UsageError('query_scope must be "batch" or "global"')
     report = batch.run_batch(
         state.store,
         state.project_dir,
@@ -160,6 +191,8 @@ def ctx_batch_execute(state: ServerState, args: dict[str, Any], call: Call) -> R
         timeout_ms=timeout,
         concurrency=concurrency,
         cancel=call.cancel,
+        cwd=run_dir(state, args),
+        search_all=scope == "global",
     )
     call.meter.handled = sum(run.extent.bytes for run in report.runs)
     call.meter.indexed = _size(report.document)
@@ -251,24 +284,31 @@ def ctx_search(state: ServerState, args: dict[str, Any], call: Call) -> Reply:
     if content_type not in (None, "code", "prose"):
         raise UsageError("contentType must be code or prose")
     timeline = coerce.string(args, "sort") == "timeline"
-    with state.store() as store:
-        empty = store.chunk_count() == 0
+    others = _other_projects(state, coerce.string(args, "project"))
+    if others is not None and timeline:
+        raise UsageError("project scopes a relevance search; sort timeline reads this project")
+    soft, hard = settings.search_max_results_after(), settings.search_block_after()
+    with state.store() as store, _opened(others) as stores:
+        empty = store.chunk_count() == 0 and not any(s.chunk_count() for _, s in stores)
         if empty and not timeline:  # a timeline also reads sessions and memory files
             return EMPTY_KB, True
         if not queries:
             raise UsageError("provide query or queries")
         count, elapsed = state.guard.hit(call.caller)
-        if count > SEARCH_HARD:
+        if count > hard:
             return (
                 f"BLOCKED: {count} search calls in {elapsed:.0f}s. You're flooding context. "
                 "STOP making individual search calls. Use ctx_batch_execute(commands, queries) "
                 "for your next research step."
             ), True
-        effective = 1 if count > SEARCH_SOFT else (limit if timeline else min(limit, 2))
+        effective = 1 if count > soft else (limit if timeline else min(limit, 2))
         seen: list[Any] = []
+        here = [] if others is not None and not others.here else [("", store)]
 
         def search(query: str) -> Any:
-            result = store.search(query, limit=effective, source=source, content_type=content_type)
+            result = _search_all(
+                [*here, *stores], query, limit=effective, source=source, content_type=content_type
+            )
             seen.append(result)
             return result
 
@@ -281,13 +321,88 @@ def ctx_search(state: ServerState, args: dict[str, Any], call: Call) -> Reply:
                 text = _unknown_source(store, source) + text
     if timeline:
         text = _timeline(state, queries, results, effective, only_knowledge=source is not None)
-    if count >= SEARCH_SOFT:
+    if count >= soft:
         text += (
-            f"\n\n⚠ search call #{count}/{SEARCH_HARD} in this window. Results limited to "
+            f"\n\n⚠ search call #{count}/{hard} in this window. Results limited to "
             f'{effective}/query. Batch queries: ctx_search(queries: ["q1","q2"]) or use '
             "ctx_batch_execute."
         )
     return text, False
+
+
+@dataclass(frozen=True)
+class _Others:
+    """The knowledge bases of other projects a search reads, and whether it reads this
+    project's too."""
+
+    bases: list[tuple[str, Path]]
+    here: bool
+
+
+def _other_projects(state: ServerState, project: str | None) -> _Others | None:
+    """What ``project`` adds to a search (None: this project alone): ``global`` every
+    project under the data root, an absolute directory that project alone.
+
+    Raises:
+        UsageError: neither ``global`` nor an absolute path.
+        NotFoundError: that project has no knowledge base.
+    """
+    if project is None or not project.strip():
+        return None
+    project = project.strip()
+    own = state.project.content_db
+    if project == "global":
+        bases = knowledge_bases(state.project.root)
+        return _Others([(name, db) for name, db in bases if db != own], here=True)
+    given = Path(project).expanduser()
+    if not given.is_absolute():
+        raise UsageError('project must be "global" or an absolute project directory')
+    other = paths.ProjectPaths(state.project.root, paths.resolve_project(given))
+    if other.content_db == own:
+        return None
+    if not other.content_db.exists():
+        raise NotFoundError(f"no knowledge base for project {project}: nothing was indexed there")
+    return _Others([(str(other.project_dir), other.content_db)], here=False)
+
+
+def _open(db: Path) -> ContentStore | None:
+    try:
+        return ContentStore(db)
+    except CtxError as exc:  # one unreadable project does not fail the search
+        log.warning("cannot search %s: %s", db, exc)
+        return None
+
+
+@contextmanager
+def _opened(others: _Others | None) -> Iterator[list[tuple[str, ContentStore]]]:
+    """The other projects' knowledge bases, open for the search, closed after it."""
+    opened: list[tuple[str, ContentStore]] = []
+    try:
+        for name, db in others.bases if others is not None else []:
+            store = _open(db)
+            if store is not None:
+                opened.append((name, store))
+        yield opened
+    finally:
+        for _, store in opened:
+            store.close()
+
+
+def _search_all(stores: list[tuple[str, ContentStore]], query: str, **kw: Any) -> SearchResult:
+    """One query over several knowledge bases: the best hits of all, those of another
+    project labelled ``<its directory>:<source>``. Only this project's files are
+    re-checked for staleness (another project's are read as indexed)."""
+    results = [(name, store.search(query, refresh=not name, **kw)) for name, store in stores]
+    if len(results) == 1 and not results[0][0]:
+        return results[0][1]
+    hits = [
+        replace(h, source=f"{name}:{h.source}") if name else h
+        for name, result in results
+        for h in result.hits
+    ]
+    hits.sort(key=lambda h: -h.score)
+    first = results[0][1]
+    return replace(first, hits=hits[: kw.get("limit", DEFAULT_SEARCH_LIMIT)])
 
 
 def _unknown_source(store: Any, source: str) -> str:
@@ -345,12 +460,14 @@ def ctx_fetch_and_index(state: ServerState, args: dict[str, Any], call: Call) ->
     url = coerce.string(args, "url")
     # `requests` (a batch) wins; a lone `url` keeps upstream's single-URL wording.
     target: Any = coerce.as_array(requests) if requests is not None else url
+    ttl = coerce.number(args, "ttl", low=0)
     with state.private_store() as store:  # network waits must not block other tools
         report = fetch_and_index(
             store,
             target,
             source=coerce.string(args, "source"),
-            force=coerce.boolean(args, "force"),
+            force=coerce.boolean(args, "force") or ttl == 0,
+            ttl_s=None if ttl is None else ttl / 1000,
             concurrency=int(coerce.number(args, "concurrency", low=1, high=8) or 1),
             cancel=call.cancel,
         )

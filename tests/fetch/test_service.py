@@ -243,3 +243,16 @@ def test_a_page_glimpse_is_its_opening_in_whole_lines_then_its_sections():
     assert all(line in text.split("\n") for line in opening.split("\n"))  # no line cut
     assert sections == "Install; Configure; Options"
     assert page_glimpse("# Short\n\nAll of it.") == "# Short\n\nAll of it."
+
+
+def test_ttl_sets_how_long_a_page_stays_fresh(site, store):
+    url = site.url("/page.html")
+    fetch_and_index(store, url)
+    later = lambda: time.time() + 120  # noqa: E731 - a clock two minutes on
+    kept = fetch_and_index(store, url, ttl_s=3600, clock=later)
+    assert kept.results[0].from_cache and site.served.hits["/page.html"] == 1
+    assert "(fresh, TTL: 1h)." in render_report(kept)
+    refetched = fetch_and_index(store, url, ttl_s=60, clock=later)
+    assert not refetched.results[0].from_cache and site.served.hits["/page.html"] == 2
+    fetch_and_index(store, url, ttl_s=0)  # 0: always fetched again
+    assert site.served.hits["/page.html"] == 3

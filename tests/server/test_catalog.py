@@ -26,12 +26,23 @@ BUDGET_BYTES = 10_000  # upstream's eleven tools are ~30 KB; we aim at a third o
 NAME_RE = re.compile(r"^[A-Za-z0-9_.-]{1,128}$")
 
 EXPECTED_ARGS = {
-    "ctx_execute": ["language", "code", "timeout", "background", "intent"],
+    "ctx_execute": ["language", "code", "timeout", "background", "cwd", "intent"],
     "ctx_execute_file": ["path", "language", "code", "timeout", "intent"],
-    "ctx_batch_execute": ["commands", "queries", "timeout", "concurrency"],
-    "ctx_index": ["content", "path", "source"],
-    "ctx_search": ["queries", "limit", "source", "contentType", "sort"],
-    "ctx_fetch_and_index": ["url", "source", "requests", "concurrency", "force"],
+    "ctx_batch_execute": ["commands", "queries", "timeout", "concurrency", "cwd", "query_scope"],
+    "ctx_index": [
+        "content",
+        "path",
+        "source",
+        "include",
+        "exclude",
+        "maxDepth",
+        "maxFiles",
+        "extensions",
+        "respectGitignore",
+        "followSymlinks",
+    ],
+    "ctx_search": ["queries", "limit", "source", "contentType", "sort", "project"],
+    "ctx_fetch_and_index": ["url", "source", "requests", "concurrency", "force", "ttl"],
     "ctx_stats": [],
     "ctx_doctor": [],
     "ctx_upgrade": [],
@@ -117,13 +128,14 @@ async def test_annotations_carry_all_four_hints_as_booleans_as_the_catalog_decla
         }
 
 
-async def test_hints_match_upstream_classification(client):
+async def test_hints_say_what_each_tool_does(client):
+    """Read-only: nothing but reading (ctx_upgrade is not: it hands out an install
+    command); open world: runs code, reaches the network or opens the user's browser."""
     by_name = {t["name"]: t["annotations"] for t in await listed(client)}
     assert [n for n, h in by_name.items() if h["readOnlyHint"]] == [
         "ctx_search",
         "ctx_stats",
         "ctx_doctor",
-        "ctx_upgrade",
     ]
     assert [n for n, h in by_name.items() if h["destructiveHint"]] == [
         "ctx_execute",
@@ -136,7 +148,39 @@ async def test_hints_match_upstream_classification(client):
         "ctx_execute_file",
         "ctx_batch_execute",
         "ctx_fetch_and_index",
+        "ctx_insight",
     ]
+    assert not by_name["ctx_execute"]["idempotentHint"]
+    assert by_name["ctx_index"]["idempotentHint"] and by_name["ctx_search"]["idempotentHint"]
+
+
+async def test_the_titles_of_the_tools_that_run_code_say_so(client):
+    titles = {t["name"]: t["title"] for t in await listed(client)}
+    for name in ("ctx_execute", "ctx_execute_file", "ctx_batch_execute"):
+        assert "(executes" in titles[name] and titles[name].startswith("Run "), titles[name]
+
+
+UPSTREAM = Path(__file__).with_name("upstream_tools_1.0.169.json")
+
+
+async def test_every_argument_of_upstream_1_0_169_is_offered_with_its_type(client):
+    """Agents written for context-mode 1.0.169 pass every argument its tools/list offers
+    (saved from a live tools/list: names and JSON types)."""
+    ours = {t["name"]: t["inputSchema"]["properties"] for t in await listed(client)}
+    upstream = json.loads(UPSTREAM.read_text(encoding="utf-8"))["tools"]
+    missing = [
+        f"{tool['name']}.{arg}"
+        for tool in upstream
+        for arg in tool["arguments"]
+        if arg not in ours.get(tool["name"], {})
+    ]
+    assert missing == []
+    for tool in upstream:
+        for arg, kind in tool["arguments"].items():
+            declared = ours[tool["name"]][arg].get("type")
+            assert declared == kind or {declared, kind} == {"integer", "number"}, (
+                f"{tool['name']}.{arg}: {declared} vs {kind}"
+            )
 
 
 async def test_no_tool_declares_an_output_schema(client):
