@@ -23,6 +23,8 @@ def _two_values(var: settings.Var) -> tuple[tuple[str, object], tuple[str, objec
         return (str(var.low), var.low), (str(var.low + 1), var.low + 1)
     if isinstance(var, settings.Choice):
         return ("all", "all"), ("off", "off")
+    if isinstance(var, settings.Millis):
+        return ("250", 250.0), ("500", 500.0)
     return ("/first", "/first"), ("/second", "/second")
 
 

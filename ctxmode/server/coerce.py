@@ -3,6 +3,7 @@ as a string. Only unambiguous forms are converted; anything else is left for val
 reject with a clear message (as in upstream)."""
 
 import json
+import math
 from typing import Any
 
 from ctxmode.errors import UsageError
@@ -88,6 +89,8 @@ def number(
         return None
     if isinstance(value, bool) or not isinstance(value, (int, float)):
         raise UsageError(f"{name} must be a number")
+    if not math.isfinite(value):  # "inf", "nan", 1e400
+        raise UsageError(f"{name} must be a finite number")
     if (low is not None and value < low) or (high is not None and value > high):
         bounds = f"between {low:g} and {high:g}" if high is not None else f"at least {low:g}"
         raise UsageError(f"{name} must be {bounds}")

@@ -21,6 +21,7 @@ from ctxmode.server import coerce
 from ctxmode.server.render import render_search
 from ctxmode.server.state import ServerState
 from ctxmode.store import ContentStore, SearchResult
+from ctxmode.store.files import WalkOptions
 from ctxmode.store.indexer import BAD_NAME, index_paths, label_for
 from ctxmode.store.projects import knowledge_bases
 from ctxmode.store.query import MAX_HITS
@@ -229,6 +230,7 @@ def ctx_index(state: ServerState, args: dict[str, Any], call: Call) -> Reply:
             call.meter.handled = call.meter.indexed = report.bytes
             return _indexed(report.chunks, report.code_chunks, report.label), False
         end = time.monotonic() + INDEX_BUDGET_S
+        walk = _walk_options(state, args)
         run = index_paths(
             store,
             [str(target)],
@@ -237,6 +239,7 @@ def ctx_index(state: ServerState, args: dict[str, Any], call: Call) -> Reply:
             label=source,
             deny=security.path_deny_check(policy, state.project_dir),
             stop=lambda: call.cancel.is_set() or time.monotonic() > end,
+            walk=walk,
         )
     where = label_for(target, state.project_dir, None, None)
     if run.listing_stopped:
@@ -253,6 +256,11 @@ def ctx_index(state: ServerState, args: dict[str, Any], call: Call) -> Reply:
             f"\nStopped after {INDEX_BUDGET_S} s with {run.left} files left: call ctx_index"
             " again with the same path to index the rest (indexed files are not read again)."
         )
+    if run.capped:
+        text += (
+            f"\nStopped at maxFiles {walk.max_files}: more files were left out; narrow the"
+            " walk (include, exclude, extensions, maxDepth) or raise maxFiles."
+        )
     if run.skipped:
         text += f"\nSkipped {len(run.skipped)} (binary, too large, unreadable or denied)."
     bad_names = [p.path for p in run.skipped if p.code == BAD_NAME]
@@ -263,6 +271,23 @@ def ctx_index(state: ServerState, args: dict[str, Any], call: Call) -> Reply:
             f" (+{more} more)" if more > 0 else ""
         )
     return text, False
+
+
+def _walk_options(state: ServerState, args: dict[str, Any]) -> WalkOptions:
+    """ctx_index's directory-walk arguments (upstream's names); the defaults are the plain
+    walk. A followed symlink stays inside the project."""
+    depth = coerce.number(args, "maxDepth", low=0)
+    files = coerce.number(args, "maxFiles", low=1)
+    return WalkOptions(
+        include=coerce.strings(args, "include") or (),
+        exclude=coerce.strings(args, "exclude") or (),
+        max_depth=None if depth is None else int(depth),
+        max_files=None if files is None else int(files),
+        extensions=coerce.strings(args, "extensions"),
+        respect_gitignore=coerce.boolean(args, "respectGitignore", default=True),
+        follow_symlinks=coerce.boolean(args, "followSymlinks"),
+        confine=state.project_dir,
+    )
 
 
 def _indexed(chunks: int, code: int, what: str, scope: str | None = None) -> str:

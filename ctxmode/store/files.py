@@ -7,11 +7,11 @@ import hashlib
 import os
 import re
 import stat
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from ctxmode.errors import InputError, NotFoundError
+from ctxmode.errors import InputError, NotFoundError, UsageError
 
 MAX_FILE_BYTES = 1024 * 1024
 _SNIFF = 8192
@@ -216,24 +216,153 @@ class IgnoreMatcher:
         return verdict
 
 
-def walk_text_files(root: Path, include_hidden: bool = False) -> Iterator[Path]:
-    """Files under `root` in a stable order, honouring .gitignore files on the way down."""
-    matcher = IgnoreMatcher()
+@dataclass(frozen=True)
+class WalkOptions:
+    """What a directory walk lists, beyond the built-in rules (hidden entries, `SKIP_DIRS`).
 
-    def visit(directory: Path, rel: str) -> Iterator[Path]:
+    The defaults are the plain walk: every text file, any depth, no cap, .gitignore
+    honoured, symlinked directories not followed. Patterns use `fnmatch` semantics and are
+    matched against the path relative to the walked root and against the bare name; a
+    leading ``**/`` also matches at the root, and a trailing ``/`` matches directories only.
+
+    Attributes:
+        include: when not empty, only files matching one of these are listed.
+        exclude: files or directories to skip (a matching directory is not entered);
+            added to `SKIP_DIRS`, never replacing them.
+        max_depth: deepest level entered: files directly in the root are depth 0, files
+            in a subdirectory of it depth 1, ...; None: no limit.
+        max_files: list at most this many files (>= 1); None: no cap.
+        extensions: only files whose name ends in one of these (".md" or "md", any
+            case); None (or empty): any extension.
+        respect_gitignore: honour .gitignore files met on the way down.
+        follow_symlinks: enter symlinked directories, each real directory once, and only
+            those whose real path is inside `confine`.
+        confine: the directory a followed link must stay in; None: the walked root.
+
+    Raises:
+        UsageError: a negative `max_depth`, a `max_files` under 1, an empty extension.
+    """
+
+    include: Sequence[str] = ()
+    exclude: Sequence[str] = ()
+    max_depth: int | None = None
+    max_files: int | None = None
+    extensions: Sequence[str] | None = None
+    respect_gitignore: bool = True
+    follow_symlinks: bool = False
+    confine: Path | None = None
+
+    def __post_init__(self) -> None:
+        def strings(value: Sequence[str]) -> tuple[str, ...]:
+            return (value,) if isinstance(value, str) else tuple(value)
+
+        object.__setattr__(self, "include", strings(self.include))
+        object.__setattr__(self, "exclude", strings(self.exclude))
+        if self.max_depth is not None and self.max_depth < 0:
+            raise UsageError(f"max_depth must be 0 or more, not {self.max_depth}")
+        if self.max_files is not None and self.max_files < 1:
+            raise UsageError(f"max_files must be 1 or more, not {self.max_files}")
+        if self.extensions is not None:
+            exts = []
+            for ext in strings(self.extensions):
+                bare = ext.strip().lstrip(".").lower()
+                if not bare:
+                    raise UsageError(f"not a file extension: {ext!r} (e.g. md or .md)")
+                exts.append("." + bare)
+            object.__setattr__(self, "extensions", tuple(dict.fromkeys(exts)) or None)
+
+
+PLAIN_WALK = WalkOptions()  # the defaults: today's walk
+
+
+_Globs = tuple[tuple[tuple[str, ...], bool], ...]  # (alternatives, directories only)
+
+
+def _globs(patterns: Sequence[str]) -> _Globs:
+    out = []
+    for raw in patterns:
+        dir_only = raw.endswith("/") and raw.rstrip("/") != ""
+        pattern = raw.rstrip("/") if dir_only else raw
+        out.append((tuple(_zero_dirs(pattern)), dir_only))
+    return tuple(out)
+
+
+def _zero_dirs(pattern: str) -> list[str]:
+    """`pattern` and its forms with a ``**/`` (at the start or after a ``/``) standing
+    for no directory at all: ``**/*.md`` also matches ``a.md``, ``src/**/*.py``
+    ``src/a.py``. fnmatch's ``*`` crosses ``/`` already: one or more levels match."""
+    forms = [""]
+    optional = 0
+    i = 0
+    while i < len(pattern):
+        if pattern.startswith("**/", i) and (i == 0 or pattern[i - 1] == "/") and optional < 6:
+            forms = [f + "**/" for f in forms] + forms
+            optional += 1
+            i += 3
+        else:
+            forms = [f + pattern[i] for f in forms]
+            i += 1
+    return list(dict.fromkeys(forms))
+
+
+def _glob_hit(globs: _Globs, rel: str, name: str, is_dir: bool) -> bool:
+    for alternatives, dir_only in globs:
+        if dir_only and not is_dir:
+            continue
+        for pattern in alternatives:
+            if fnmatch.fnmatch(rel, pattern) or fnmatch.fnmatch(name, pattern):
+                return True
+            if is_dir and fnmatch.fnmatch(rel + "/", pattern):  # `docs/**` names docs
+                return True
+    return False
+
+
+def _inside(path: str, directory: str) -> bool:
+    return path == directory or path.startswith(directory.rstrip(os.sep) + os.sep)
+
+
+def walk_text_files(
+    root: Path, include_hidden: bool = False, options: WalkOptions = PLAIN_WALK
+) -> Iterator[Path]:
+    """Files under `root` in a stable order, honouring .gitignore files on the way down
+    (unless `options` says otherwise) and narrowed by `options` (see `WalkOptions`).
+
+    Files are listed by name, not sniffed: a binary file is refused when it is read.
+    """
+    matcher = IgnoreMatcher()
+    gitignore = options.respect_gitignore
+    include = _globs(options.include)
+    exclude = _globs(options.exclude)
+    extensions = tuple(options.extensions) if options.extensions is not None else None
+    max_depth = options.max_depth
+    left = options.max_files
+    follow = options.follow_symlinks
+    seen: set[str] = set()
+    confine = real_root = ""
+    if follow:  # real paths are worked out only here: a plain walk costs no extra calls
+        real_root = os.path.realpath(root)
+        confine = os.path.realpath(options.confine) if options.confine is not None else real_root
+        seen.add(real_root)
+
+    def visit(directory: Path, rel: str, depth: int, real: str) -> Iterator[Path]:
+        nonlocal left
         pushed = False
-        ignore_file = directory / ".gitignore"
-        if ignore_file.is_file():
-            try:
-                matcher.push(rel, parse_gitignore(ignore_file.read_text("utf-8", "replace")))
-                pushed = True
-            except OSError:
-                pass
+        if gitignore:
+            ignore_file = directory / ".gitignore"
+            if ignore_file.is_file():
+                try:
+                    matcher.push(rel, parse_gitignore(ignore_file.read_text("utf-8", "replace")))
+                    pushed = True
+                except OSError:
+                    pass
         try:
             entries = sorted(os.scandir(directory), key=lambda e: e.name)
         except OSError:
             entries = []
+        descend = max_depth is None or depth < max_depth
         for entry in entries:
+            if left is not None and left <= 0:
+                break
             name = entry.name
             child_rel = f"{rel}/{name}" if rel else name
             if not include_hidden and name.startswith("."):
@@ -241,18 +370,43 @@ def walk_text_files(root: Path, include_hidden: bool = False) -> Iterator[Path]:
             try:
                 is_dir = entry.is_dir(follow_symlinks=False)
                 is_file = entry.is_file(follow_symlinks=True)
+                linked_dir = (
+                    follow and not is_dir and not is_file and entry.is_dir(follow_symlinks=True)
+                )
             except OSError:
                 continue
-            if is_dir:
-                if name in SKIP_DIRS or matcher.ignored(child_rel, True):
+            if is_dir or linked_dir:
+                if not descend or name in SKIP_DIRS:
                     continue
-                yield from visit(Path(entry.path), child_rel)
-            elif is_file and not matcher.ignored(child_rel, False):
+                if exclude and _glob_hit(exclude, child_rel, name, True):
+                    continue
+                if gitignore and matcher.ignored(child_rel, True):
+                    continue
+                child_real = ""
+                if follow:
+                    child_real = (
+                        os.path.realpath(entry.path) if linked_dir else os.path.join(real, name)
+                    )
+                    if child_real in seen or (linked_dir and not _inside(child_real, confine)):
+                        continue
+                    seen.add(child_real)
+                yield from visit(Path(entry.path), child_rel, depth + 1, child_real)
+            elif is_file:
+                if gitignore and matcher.ignored(child_rel, False):
+                    continue
+                if exclude and _glob_hit(exclude, child_rel, name, False):
+                    continue
+                if include and not _glob_hit(include, child_rel, name, False):
+                    continue
+                if extensions is not None and not name.lower().endswith(extensions):
+                    continue
+                if left is not None:
+                    left -= 1
                 yield Path(entry.path)
         if pushed:
             matcher.pop()
 
-    yield from visit(root, "")
+    yield from visit(root, "", 0, real_root)
 
 
 def expand_glob(pattern: str, base: Path) -> list[Path]:

@@ -6,12 +6,14 @@ paths of a directory's files.
 """
 
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from ctxmode.errors import InputError, NotFoundError
 from ctxmode.store.files import (
     MAX_FILE_BYTES,
+    PLAIN_WALK,
+    WalkOptions,
     expand_glob,
     is_glob,
     printable_path,
@@ -39,6 +41,8 @@ class IndexRun:
     # Ended early by `stop`: the files listed but not reached, or while listing them.
     left: int = 0
     listing_stopped: bool = False
+    # `WalkOptions.max_files` ended the directory walks: more files were there, not listed.
+    capped: bool = False
 
     @property
     def errors(self) -> list[Problem]:
@@ -63,11 +67,18 @@ def label_for(path: Path, project: Path, prefix: str | None, base: Path | None) 
 
 
 def _targets(
-    names: Iterable[str], cwd: Path, include_hidden: bool, run: IndexRun, stop: Stop | None
+    names: Iterable[str],
+    cwd: Path,
+    include_hidden: bool,
+    run: IndexRun,
+    stop: Stop | None,
+    walk: WalkOptions = PLAIN_WALK,
 ) -> list[tuple[Path, Path | None, bool]]:
     """(file, directory it was found under or None, named explicitly) for every input;
-    `run.listing_stopped` when `stop` ended a directory walk."""
+    `run.listing_stopped` when `stop` ended a directory walk, `run.capped` when
+    `walk.max_files` (shared by all the directories named) left files out."""
     out: list[tuple[Path, Path | None, bool]] = []
+    budget = walk.max_files
     for name in names:
         path = Path(name).expanduser()
         path = path if path.is_absolute() else cwd / path
@@ -80,10 +91,18 @@ def _targets(
             continue
         if path.is_dir():
             root = path.resolve()
-            for n, found in enumerate(walk_text_files(root, include_hidden), 1):
+            options = walk
+            if budget is not None:  # one more than may be listed: is anything left out?
+                options = replace(walk, max_files=budget + 1)
+            for n, found in enumerate(walk_text_files(root, include_hidden, options), 1):
                 if stop is not None and n % STOP_EVERY == 0 and stop():
                     run.listing_stopped = True
                     return out
+                if budget is not None:
+                    if budget == 0:
+                        run.capped = True
+                        break
+                    budget -= 1
                 out.append((found, root, False))
         elif path.exists() or path.is_symlink():
             out.append((path.absolute(), None, True))
@@ -107,6 +126,7 @@ def index_paths(
     deny: DenyCheck | None = None,
     progress: Progress | None = None,
     stop: Stop | None = None,
+    walk: WalkOptions = PLAIN_WALK,
 ) -> IndexRun:
     """Index files, directories and globs; collect what was skipped and why.
 
@@ -114,9 +134,14 @@ def index_paths(
     `BAD_NAME`, its name shown with the bytes escaped) and the others are indexed.
     `stop`, asked between files, ends the run early (`IndexRun.left`,
     `IndexRun.listing_stopped`); what was indexed stays, and running again skips it unread.
+
+    `walk` narrows the walks of the directories named (not the files or globs named):
+    include/exclude patterns, depth, extensions, .gitignore, symlinks (`WalkOptions`).
+    Its `max_files` caps the files listed from all of them together; when files were
+    left out, `IndexRun.capped` says so.
     """
     run = IndexRun()
-    targets = _targets(names, cwd, include_hidden, run, stop)
+    targets = _targets(names, cwd, include_hidden, run, stop, walk)
     if run.listing_stopped:
         return run
     single = len(targets) == 1 and targets[0][1] is None

@@ -190,3 +190,56 @@ async def test_fetch_ttl_is_in_milliseconds_and_zero_fetches_again(client, tmp_p
     finally:
         httpd.shutdown()
         httpd.server_close()
+
+
+def _tree(project: Path) -> Path:
+    docs = project / "docs"
+    for rel, text in {
+        "top.md": "# Top\n\nquasar top\n",
+        "notes.txt": "quasar notes\n",
+        "guide/deep.md": "# Deep\n\nquasar deep\n",
+        "guide/deeper/deepest.md": "# Deepest\n\nquasar deepest\n",
+        "drafts/draft.md": "# Draft\n\nquasar draft\n",
+        "ignored.md": "# Ignored\n\nquasar ignored\n",
+    }.items():
+        (docs / rel).parent.mkdir(parents=True, exist_ok=True)
+        (docs / rel).write_text(text)
+    (docs / ".gitignore").write_text("ignored.md\n")
+    return docs
+
+
+def _indexed_names(state) -> set[str]:
+    with state.store() as store:
+        return {info.label.rsplit("/", 1)[-1] for info in store.sources()}
+
+
+@pytest.mark.parametrize(
+    ("options", "expected"),
+    [
+        ({}, {"top.md", "notes.txt", "deep.md", "deepest.md", "draft.md"}),
+        ({"include": ["*.md"], "exclude": ["drafts"]}, {"top.md", "deep.md", "deepest.md"}),
+        ({"maxDepth": 1}, {"top.md", "notes.txt", "deep.md", "draft.md"}),
+        ({"extensions": ["txt"]}, {"notes.txt"}),
+        ({"respectGitignore": False, "include": ["ignored.md"]}, {"ignored.md"}),
+    ],
+)
+async def test_index_directory_walk_options(client, project, state, options, expected):
+    docs = _tree(project)
+    text, is_error = await call(client, "ctx_index", {"path": str(docs), **options})
+    assert not is_error, text
+    assert _indexed_names(state) == expected
+
+
+async def test_index_max_files_stops_the_walk_and_says_so(client, project):
+    docs = _tree(project)
+    text, is_error = await call(client, "ctx_index", {"path": str(docs), "maxFiles": 2})
+    assert not is_error
+    assert "2 files under docs" in text and "Stopped at maxFiles 2" in text
+    text, is_error = await call(client, "ctx_index", {"path": str(docs), "maxDepth": -1})
+    assert is_error and "maxDepth" in text
+
+
+@pytest.mark.parametrize("bad", ["inf", "nan", "-inf", "1e400"])
+async def test_non_finite_numbers_are_clear_errors(client, bad):
+    text, is_error = await call(client, "ctx_search", {"queries": ["x"], "limit": bad})
+    assert is_error and "limit must be a finite number" in text

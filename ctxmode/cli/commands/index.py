@@ -17,7 +17,7 @@ from ctxmode.cli.context import open_store
 from ctxmode.cli.options import JsonOpt, ProjectOpt
 from ctxmode.errors import CtxError, ExitCode, InputError, NotFoundError, UsageError
 from ctxmode.store import ContentStore, RefreshReport
-from ctxmode.store.files import MAX_FILE_BYTES
+from ctxmode.store.files import MAX_FILE_BYTES, PLAIN_WALK, WalkOptions
 from ctxmode.store.indexer import BAD_NAME, IndexRun, index_paths
 from ctxmode.wording import plural
 
@@ -50,6 +50,68 @@ def index(
         int, typer.Option(help="Skip files larger than this many bytes.", min=1)
     ] = MAX_FILE_BYTES,
     hidden: Annotated[bool, typer.Option(help="Also index hidden files and directories.")] = False,
+    include: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--include",
+            metavar="GLOB",
+            help="In directories, index only files matching GLOB (their path under the "
+            "directory, or their name: '*.md', 'src/**/*.py'). Repeatable.",
+            show_default=False,
+        ),
+    ] = None,
+    exclude: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--exclude",
+            metavar="GLOB",
+            help="In directories, skip files and directories matching GLOB ('dist', "
+            "'*.min.js'), besides the VCS and cache directories always skipped. Repeatable.",
+            show_default=False,
+        ),
+    ] = None,
+    max_depth: Annotated[
+        int | None,
+        typer.Option(
+            "--max-depth",
+            metavar="N",
+            help="Enter at most N levels of subdirectories: 0 indexes only the files directly "
+            "in a directory named. Default: no limit.",
+            show_default=False,
+        ),
+    ] = None,
+    max_files: Annotated[
+        int | None,
+        typer.Option(
+            "--max-files",
+            metavar="N",
+            help="List at most N files from the directories named (together); the summary "
+            "says when more were left out. Default: no limit.",
+            show_default=False,
+        ),
+    ] = None,
+    ext: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--ext",
+            metavar="EXT",
+            help="In directories, index only files with this extension (md or .md, any "
+            "case). Repeatable.",
+            show_default=False,
+        ),
+    ] = None,
+    no_gitignore: Annotated[
+        bool,
+        typer.Option("--no-gitignore", help="Walk directories without honouring .gitignore."),
+    ] = False,
+    follow_symlinks: Annotated[
+        bool,
+        typer.Option(
+            "--follow-symlinks",
+            help="Enter symlinked directories that stay inside the directory named (each "
+            "real directory once).",
+        ),
+    ] = False,
     refresh: Annotated[
         bool,
         typer.Option(
@@ -77,6 +139,10 @@ def index(
     label again replaces what it held; a file whose size and mtime (else content) did
     not change is not read again and counts as unchanged.
 
+    --include, --exclude, --ext, --max-depth, --max-files, --no-gitignore and
+    --follow-symlinks narrow or widen the walk of the directories named; files and globs
+    named are indexed as they are.
+
     Prints one summary line: how many sources were indexed (chunks, bytes), unchanged,
     skipped and dropped; on a terminal a progress bar runs meanwhile. -v names every
     file, -q prints only errors, --json gives the whole report as data.
@@ -86,6 +152,7 @@ def index(
     output.use_json(["index"], json_)
     if verbose and quiet:
         raise UsageError("choose one: --verbose or --quiet")
+    walk = _walk_options(include, exclude, max_depth, max_files, ext, no_gitignore, follow_symlinks)
     if list_:
         store, _ = open_store(project)
         with store:
@@ -109,8 +176,41 @@ def index(
             run.indexed.append(store.index_text(text, source or "stdin", kind=kind))
         if names:
             bar = not (json_ or quiet) and output.styled(sys.stderr)
-            run_files(store, names, where.project_dir, source, max_file_size, hidden, run, bar)
-    _report(run, refreshed, json_, verbose=verbose, quiet=quiet)
+            run_files(
+                store, names, where.project_dir, source, max_file_size, hidden, run, bar, walk
+            )
+    _report(run, refreshed, json_, verbose=verbose, quiet=quiet, max_files=max_files)
+
+
+def _walk_options(
+    include: list[str] | None,
+    exclude: list[str] | None,
+    max_depth: int | None,
+    max_files: int | None,
+    ext: list[str] | None,
+    no_gitignore: bool,
+    follow_symlinks: bool,
+) -> WalkOptions:
+    """The directory-walk flags as `WalkOptions`; a bad value is a usage error."""
+    if max_depth is not None and max_depth < 0:
+        raise UsageError(f"--max-depth must be 0 or more, not {max_depth}")
+    if max_files is not None and max_files < 1:
+        raise UsageError(f"--max-files must be 1 or more, not {max_files}")
+    for value in ext or []:
+        if not value.strip().lstrip("."):
+            raise UsageError(f"--ext needs an extension such as md or .md, not {value!r}")
+    for flag, patterns in (("--include", include), ("--exclude", exclude)):
+        if any(not p for p in patterns or []):
+            raise UsageError(f"{flag} needs a pattern, not an empty string")
+    return WalkOptions(
+        include=tuple(include or ()),
+        exclude=tuple(exclude or ()),
+        max_depth=max_depth,
+        max_files=max_files,
+        extensions=tuple(ext) if ext else None,
+        respect_gitignore=not no_gitignore,
+        follow_symlinks=follow_symlinks,
+    )
 
 
 def run_files(
@@ -122,8 +222,10 @@ def run_files(
     hidden: bool,
     run: IndexRun,
     show_bar: bool = False,
+    walk: WalkOptions = PLAIN_WALK,
 ) -> None:
-    """Index `names` into `run`; `show_bar`: a progress bar on stderr for a long run."""
+    """Index `names` into `run`; `show_bar`: a progress bar on stderr for a long run;
+    `walk`: how directories named are walked."""
     bar = None
     task = None
 
@@ -158,16 +260,24 @@ def run_files(
             include_hidden=hidden,
             deny=store.deny,
             progress=progress,
+            walk=walk,
         )
     finally:
         if bar is not None:
             bar.stop()
     run.indexed.extend(result.indexed)
     run.skipped.extend(result.skipped)
+    run.capped = run.capped or result.capped
 
 
 def _report(
-    run: IndexRun, refreshed: object, json_: bool, *, verbose: bool = False, quiet: bool = False
+    run: IndexRun,
+    refreshed: object,
+    json_: bool,
+    *,
+    verbose: bool = False,
+    quiet: bool = False,
+    max_files: int | None = None,
 ) -> None:
     errors = run.errors
     exit_code = ExitCode.OK
@@ -201,6 +311,8 @@ def _report(
                 "unchanged": sum(r.unchanged for r in run.indexed),
             },
         }
+        if run.capped:
+            data["capped"] = {"max_files": max_files}
         if isinstance(refreshed, RefreshReport):
             data["refresh"] = {
                 "refreshed": refreshed.refreshed,
@@ -222,7 +334,7 @@ def _report(
                 for p in run.skipped:
                     if not p.explicit and p.code == BAD_NAME:
                         output.note(p.message)  # its name cannot be shown anywhere else
-            output.say(summary(run, refresh, verbose=verbose))
+            output.say(summary(run, refresh, verbose=verbose, max_files=max_files))
         for p in errors:
             output.error(p.message, p.code, int(exit_code))
     if exit_code:
@@ -251,8 +363,15 @@ def _list_files(run: IndexRun, refresh: RefreshReport | None) -> None:
             output.say(f"left alone {label} (a Read deny rule matches it)")
 
 
-def summary(run: IndexRun, refresh: RefreshReport | None = None, *, verbose: bool = False) -> str:
-    """The one line an index prints: indexed, unchanged, skipped, dropped, with sizes."""
+def summary(
+    run: IndexRun,
+    refresh: RefreshReport | None = None,
+    *,
+    verbose: bool = False,
+    max_files: int | None = None,
+) -> str:
+    """The one line an index prints: indexed, unchanged, skipped, dropped, with sizes;
+    and, when --max-files ended the walk, that files were left out."""
     fresh = [r for r in run.indexed if not r.unchanged]
     same = [r for r in run.indexed if r.unchanged]
     parts = [f"indexed {plural(len(fresh), 'source')}"]
@@ -271,4 +390,8 @@ def summary(run: IndexRun, refresh: RefreshReport | None = None, *, verbose: boo
             parts.append(f"{len(refresh.dropped):,} dropped (file deleted)")
         if refresh.denied:
             parts.append(f"{len(refresh.denied):,} left alone (denied)")
-    return ", ".join(parts)
+    line = ", ".join(parts)
+    if run.capped:
+        cap = f" {max_files:,}" if max_files is not None else ""
+        line += f"; stopped at --max-files{cap}: more files were left out, not indexed"
+    return line
