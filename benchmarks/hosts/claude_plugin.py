@@ -2,7 +2,7 @@
 """ctxmode as a Claude Code plugin, in the real Claude Code (npm ``@anthropic-ai/claude-code``),
 headless, against the fake API (its Anthropic Messages endpoint).
 
-    .venv/bin/python benchmarks/hosts/claude_plugin.py [--source DIR] [--keep] [--no-netns]
+    .venv/bin/python benchmarks/hosts/claude_plugin.py [--source DIR] [--keep] [--netns]
 
 The binary: ``$CTXMODE_CLAUDE_PREFIX/node_modules/@anthropic-ai/claude-code/bin/claude.exe``
 (default prefix ``~/.cache/ctxmode-hosts-extra/claude-code``; ``npm install --prefix <that>
@@ -18,6 +18,11 @@ appear; the fake holds its first reply until that server is ready); run2 ``claud
 "do the task"`` in a second project (a warm start: the venv is there); then ``claude plugin
 uninstall ctxmode@ctxmode`` and ``claude plugin marketplace remove ctxmode``, after which no
 process of the run may be alive and nothing of the plugin may be left in HOME.
+
+Unlike the other drivers it runs outside the loopback-only network namespace by default:
+the plugin's first use installs ctxmode's dependencies with pip from the package index it
+is configured with, as on a user's machine. ``--netns`` runs it inside (the build then
+fails: hooks fail open, the server offers no tools, and the first-use checks fail).
 """
 
 from __future__ import annotations
@@ -115,8 +120,12 @@ def result_of(requests: list[dict], name: str) -> str | None:
 def main() -> int:
     ap = scenario.arguments(__doc__.split("\n")[0] if __doc__ else "")
     ap.add_argument("--source", default=str(Path(__file__).resolve().parents[2]))
+    ap.add_argument(
+        "--netns", action="store_true", help="run in the loopback-only namespace (no index)"
+    )
     args = ap.parse_args()
-    scenario.isolate(args)
+    if args.netns:
+        scenario.isolate(args)
     relative = os.path.join("node_modules", "@anthropic-ai", "claude-code", "bin", "claude.exe")
     claude = scenario.find_bin("CTXMODE_CLAUDE_PREFIX", "claude-code", relative)
     run = scenario.Run(HOST, os.path.abspath(args.ctxmode), scenario.scratch("claude-plugin"))
