@@ -21,8 +21,9 @@ early, errors_detail):
 * secrets at rest: planted secrets found in any file under CTXMODE_DIR;
 * bytes per injection at the checkpoints (max, mean).
 
-The recordings are split by a fixed rule: sorted by name, alternately tuning, held-out. Do
-not tune on the held-out half: do not read its per-recording results.
+The recordings are split by a fixed rule, the digit after the name's letter: odd (``a1``,
+``b1``, ...) tuning, even (``a2``, ``b2``, ...) held-out. Do not tune on the held-out half: do
+not read its per-recording results.
 
     .venv/bin/python benchmarks/bench_continuity_recorded.py --half tuning
     .venv/bin/python benchmarks/bench_continuity_recorded.py --half tuning --verbose --show
@@ -65,16 +66,24 @@ Fact = str | list[Any]
 # --------------------------------------------------------------------------- loading
 
 
+def half_of(name: str) -> str:
+    """A recording's half by the digit after its letter(s): odd tuning, even held-out."""
+    found = re.match(r"[a-z]+(\d)", name)
+    if not found:
+        raise ValueError(f"recording {name!r}: no digit after its letter to pick a half by")
+    return HALVES[1 - int(found.group(1)) % 2]
+
+
 def load_recordings(half: str = "both") -> list[dict[str, Any]]:
-    """The recordings, sorted by name, each with its ``half`` set (even index: tuning)."""
+    """The recordings, sorted by name, each with its ``half`` set (``half_of``)."""
     paths = sorted(RECORDED.glob("*.json")) + sorted(RECORDED.glob("*.json.gz"))
     loaded = []
     for path in paths:
         data = gzip.decompress(path.read_bytes()) if path.suffix == ".gz" else path.read_bytes()
         loaded.append(json.loads(data))
     loaded.sort(key=lambda r: r["name"])
-    for i, rec in enumerate(loaded):
-        rec["half"] = HALVES[i % 2]
+    for rec in loaded:
+        rec["half"] = half_of(rec["name"])
     return [r for r in loaded if half in ("both", r["half"])]
 
 

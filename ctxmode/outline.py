@@ -311,7 +311,11 @@ def _cargo_test(text: str) -> Outline | None:
             ),
             len(body),
         )
-        items.append(Item(f"FAILED {m.group(1)}", _detail(body[:stop], lambda _: True)))
+        details = _detail(body[:stop], lambda _: True)
+        if len(details) > 1 and " panicked at " in details[0]:
+            # the message first, then where it panicked (as a pytest failure reads)
+            details[0], details[1] = details[1], details[0]
+        items.append(Item(f"FAILED {m.group(1)}", details))
     if not items:
         names = re.findall(r"^test (\S+) \.\.\. FAILED$", text, re.M)
         items.extend(Item(f"FAILED {name}") for name in names)

@@ -609,3 +609,63 @@ def test_main_prints_balance(tmp_path: Path, capsys: pytest.CaptureFixture[str])
     assert main([str(path)]) == 0
     assert capsys.readouterr().out.strip() == "19.75 EUR"
 """
+
+# The JSON Lines export as first written: an unknown account name is not handled (mypy
+# [union-attr] on ``account.name``/``account.entries``; the test expects a KeyError).
+EXPORT_UNGUARDED = '''\
+"""Export an account as JSON Lines: one entry per line."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from ledger.accounts import Account
+
+
+def find(accounts: list[Account], name: str) -> Account | None:
+    for account in accounts:
+        if account.name == name:
+            return account
+    return None
+
+
+def export_account(accounts: list[Account], name: str, path: Path) -> int:
+    """Write the entries of account `name` to `path`; the number of lines written."""
+    account = find(accounts, name)
+    lines = [
+        json.dumps({"account": account.name, "cents": e.cents, "currency": e.currency})
+        for e in account.entries
+    ]
+    path.write_text("".join(line + "\\n" for line in lines), encoding="utf-8")
+    return len(lines)
+'''
+FIX_EXPORT_GUARD = (
+    "    account = find(accounts, name)\n",
+    "    account = find(accounts, name)\n"
+    "    if account is None:\n"
+    '        raise KeyError(f"no account named {name!r}")\n',
+)
+TEST_EXPORT = """\
+import json
+from pathlib import Path
+
+import pytest
+
+from ledger.accounts import Account
+from ledger.export import export_account
+from ledger.money import Money
+
+
+def test_export_writes_one_line_per_entry(tmp_path: Path) -> None:
+    shop = Account("shop", [Money(1250), Money(725, "USD")])
+    out = tmp_path / "shop.jsonl"
+    assert export_account([shop], "shop", out) == 2
+    rows = [json.loads(line) for line in out.read_text().splitlines()]
+    assert rows[1] == {"account": "shop", "cents": 725, "currency": "USD"}
+
+
+def test_export_rejects_unknown_account(tmp_path: Path) -> None:
+    with pytest.raises(KeyError):
+        export_account([Account("shop")], "rent", tmp_path / "rent.jsonl")
+"""

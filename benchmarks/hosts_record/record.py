@@ -88,9 +88,22 @@ def host_binaries() -> dict[str, str]:
     return {"node": node, "claude": claude, "gemini": gemini}
 
 
+def cargo_line() -> str | None:
+    """The shim line for ``cargo`` (None when there is none): rustup's proxy finds its
+    toolchains under RUSTUP_HOME, which defaults to the HOME the host replaces, so the
+    shim pins it to this machine's (a read-only use; the sessions build without
+    dependencies, ``--offline``)."""
+    cargo = shutil.which("cargo")
+    if not cargo:
+        return None
+    rustup_home = os.environ.get("RUSTUP_HOME") or str(Path.home() / ".rustup")
+    pin = f'export RUSTUP_HOME="{rustup_home}"; ' if Path(rustup_home).is_dir() else ""
+    return f'{pin}exec "{cargo}" "$@"'
+
+
 def write_shims(bin_dir: Path, real: str) -> Path:
-    """``ctxmode`` (the recorder, running `real`) and ``python``/``mypy``/``pytest`` (the
-    repo's venv) shims."""
+    """``ctxmode`` (the recorder, running `real`), ``python``/``mypy``/``pytest`` (the
+    repo's venv) and ``cargo`` (see ``cargo_line``) shims."""
     bin_dir.mkdir(parents=True, exist_ok=True)
     venv = REPO / ".venv" / "bin"
     recorder = f'exec "{sys.executable}" "{HERE / "hook_recorder.py"}" "$@"'
@@ -101,6 +114,9 @@ def write_shims(bin_dir: Path, real: str) -> Path:
         "mypy": f'exec "{venv / "python"}" -m mypy "$@"',
         "pytest": f'exec "{venv / "python"}" -m pytest "$@"',
     }
+    cargo = cargo_line()
+    if cargo:
+        targets["cargo"] = cargo
     for name, line in targets.items():
         path = bin_dir / name
         path.write_text(f"#!/bin/sh\n{line}\n")
@@ -255,8 +271,9 @@ def record_session(
     """Run one session in `root`; (its HostRun, problems seen)."""
     shim = write_shims(root / "shim", real)
     hr = drive.HostRun(spec.host, str(root), str(shim), bins["node"])
-    for name in ("python", "python3", "mypy", "pytest"):
-        os.symlink(root / "shim" / name, Path(hr.d["bin"]) / name)
+    for name in ("python", "python3", "mypy", "pytest", "cargo"):
+        if (root / "shim" / name).exists():
+            os.symlink(root / "shim" / name, Path(hr.d["bin"]) / name)
     proj = Path(hr.d["proj"])
     write_files(proj, spec.files)
     hr.git_project(str(proj))

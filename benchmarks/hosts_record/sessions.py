@@ -22,6 +22,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import ledger_project as lp
+import stockroom_project as sp
+import tally_project as tp
+import textkit_project as tk
 
 Fact = str | list[str | list[str]]
 FIXED = ["fixed", "passing", "passed", "resolved", "now pass", "green"]
@@ -859,6 +862,263 @@ def g2_gemini_still_failing() -> Session:
     )
 
 
+# --------------------------------------------------------------------------- h-k: held out
+# Written after the a-g sessions were tuned on, and recorded without looking at any ctxmode
+# output for them: all four are held-out (digit 2).
+
+
+def h2_node_tests_subdir() -> Session:
+    """JavaScript, node's built-in test runner: three failing tests in a workspace package
+    fixed one at a time, then a new module with tests, an export, docs and a version bump;
+    the host started in ``packages/textkit`` (global setup)."""
+    t = tk
+    slug = ["slugify strips punctuation", "slugify collapses repeated separators"]
+    trunc = "truncate stays within the limit"
+    turn1 = Turn(
+        "`node --test` is red in the textkit package. Fix the failing tests one at a time.",
+        [
+            bash("node --test", "fail", "Run the package tests"),
+            read("src/slug.js"),
+            edit("src/slug.js", *t.FIX_PUNCTUATION),
+            bash("node --test test/slug.test.js", "fail", "Run the slug tests"),
+            edit("src/slug.js", *t.FIX_COLLAPSE),
+            bash("node --test test/slug.test.js", "ok", "Run the slug tests"),
+            bash("node --test", "fail", "Run the package tests"),
+            read("{project}/packages/textkit/src/truncate.js"),
+            edit("src/truncate.js", *t.FIX_TRUNCATE),
+            bash("node --test", "ok", "Run the package tests"),
+        ],
+        "All three tests pass now: punctuation, separators and the truncate limit.",
+    )
+    turn2 = Turn(
+        "Add a word-wrap helper with tests, export it, document the package at the workspace"
+        " level and bump the version to 0.4.0.",
+        [
+            write("src/wrap.js", t.WRAP),
+            write("test/wrap.test.js", t.TEST_WRAP),
+            read("src/index.js"),
+            edit("src/index.js", *t.EDIT_INDEX_WRAP),
+            bash("node --test", "ok", "Run the package tests"),
+            bash(
+                "node -e \"console.log(Object.keys(require('./src')).join(','))\"",
+                "ok",
+                "Check the exports",
+            ),
+            write("../../docs/textkit.md", t.DOCS),
+            read("{project}/packages/textkit/README.md"),
+            edit("{project}/packages/textkit/README.md", *t.EDIT_README_WRAP),
+            read("package.json"),
+            edit("package.json", *t.EDIT_PACKAGE_VERSION),
+        ],
+        "wrap() is in, exported and documented; textkit is at 0.4.0.",
+    )
+    files = [
+        "packages/textkit/src/slug.js", "packages/textkit/src/truncate.js",
+        "packages/textkit/src/wrap.js", "packages/textkit/test/wrap.test.js",
+        "packages/textkit/src/index.js", "docs/textkit.md", "packages/textkit/README.md",
+        "packages/textkit/package.json",
+    ]  # fmt: skip
+    fails = [*slug, trunc]
+    return _session(
+        "h2-node-tests-subdir",
+        [turn1, turn2],
+        host="claude-code",
+        description=h2_node_tests_subdir.__doc__ or "",
+        files=tk.base(),
+        cwd="packages/textkit",
+        global_setup=True,
+        expect={"files": files, "failures": [[f, FIXED] for f in fails]},
+        leaks=[[f, STILL] for f in fails],
+    )
+
+
+def i2_todos_cargo_open() -> Session:
+    """Rust: a TodoWrite list kept over three prompts while a duration parser is added; a
+    cargo build error (E0308) fixed, a cargo test failure still open after a wrong fix."""
+    t = tp
+    t1, t2 = "Add parse_duration in src/duration.rs", "Unit-test parse_duration"
+    t3, t4 = "Accept durations in the tally CLI", "Document the duration syntax in README"
+    t5 = "Reject durations over 24h"
+    open_ = "duration::tests::parses_hours_and_minutes"
+    turn1 = Turn(
+        'Add a parse_duration function to the tally crate ("1h30m" -> 5400 seconds) with'
+        " tests, then use it in the CLI. Keep a todo list.",
+        [
+            todos((t1, "in_progress"), (t2, "pending"), (t3, "pending"), (t4, "pending")),
+            read("src/lib.rs"),
+            write("src/duration.rs", t.DURATION),
+            edit("src/lib.rs", *t.EDIT_LIB_MOD),
+            bash("cargo build --offline", "fail", "Build the crate"),
+            edit("src/duration.rs", *t.FIX_E0308),
+            bash("cargo build --offline", "ok", "Build the crate"),
+            todos((t1, "completed"), (t2, "in_progress"), (t3, "pending"), (t4, "pending")),
+            edit("src/duration.rs", *t.ADD_TESTS),
+            bash("cargo test --offline", "fail", "Run the tests"),
+            edit("src/duration.rs", *t.WRONG_FIX_DIGITS),
+            bash("cargo test --offline duration", "fail", "Run the duration tests"),
+        ],
+        "parse_duration builds; parses_hours_and_minutes still fails.",
+    )
+    turn2 = Turn(
+        "Leave the test for a moment and write the README section. Also put rejecting"
+        " durations over 24h on the list.",
+        [
+            todos(
+                (t1, "completed"),
+                (t2, "in_progress"),
+                (t3, "pending"),
+                (t4, "in_progress"),
+                (t5, "pending"),
+            ),  # fmt: skip
+            read("README.md"),
+            edit("README.md", *t.EDIT_README_DURATIONS),
+            todos(
+                (t1, "completed"),
+                (t2, "in_progress"),
+                (t3, "pending"),
+                (t4, "completed"),
+                (t5, "pending"),
+            ),  # fmt: skip
+        ],
+        "README documents the syntax.",
+    )
+    turn3 = Turn(
+        "Back to the failing test.",
+        [
+            bash(f"cargo test --offline {open_}", "fail", "Run the failing test"),
+            grep("value \\* 60", "{project}/src", "content"),
+        ],
+        "parses_hours_and_minutes still fails: left Some(1860), right Some(5400).",
+    )
+    return _session(
+        "i2-todos-cargo-open",
+        [turn1, turn2, turn3],
+        host="claude-code",
+        description=i2_todos_cargo_open.__doc__ or "",
+        files=tp.base(),
+        expect={
+            "files": ["src/duration.rs", "src/lib.rs", "README.md"],
+            "failures": [["src/duration.rs", "E0308"], ["E0308", FIXED], open_],
+            "todos": [[t1, DONE], [t2, DOING], [t3, PENDING], [t4, DONE], [t5, PENDING]],
+            "errors_detail": ["1h30m should be 5400 seconds"],
+        },
+        leaks=[
+            [open_, CALLED_FIXED],
+            ["E0308", STILL],
+            [t1, ["pending", "in_progress", "in progress"]],
+            [t4, ["pending", "in_progress", "in progress"]],
+        ],
+    )
+
+
+def j2_long_jsonl_export() -> Session:
+    """An early decision (JSON Lines, standard library only), an early pytest failure and
+    mypy [union-attr] errors fixed at the start of the second prompt, then 400 routine
+    calls over four more prompts."""
+    p = lp
+    test = "tests/test_export.py::test_export_rejects_unknown_account"
+    files = [
+        "ledger/money.py", "ledger/accounts.py", "ledger/export.py", "tests/test_money.py",
+        "tests/test_accounts.py", "tests/test_export.py", "pyproject.toml",
+    ]  # fmt: skip
+    turn1 = Turn(
+        "Add an export of an account's entries. Decision: export as JSON Lines, not CSV, and"
+        " use only the standard library.",
+        [
+            read("ledger/accounts.py"),
+            write("ledger/export.py", p.EXPORT_UNGUARDED),
+            write("tests/test_export.py", p.TEST_EXPORT),
+            bash("python -m pytest -q tests/test_export.py", "fail", "Run the export tests"),
+            bash("python -m mypy ledger", "fail", "Type-check the package"),
+        ],
+        "The export is written; an unknown account is not handled yet (one test, mypy).",
+    )
+    turn2 = Turn(
+        "Fix that first, then review the package for anything worth cleaning up.",
+        [
+            edit("ledger/export.py", *p.FIX_EXPORT_GUARD),
+            bash("python -m mypy ledger", "ok", "Type-check the package"),
+            bash("python -m pytest -q", "ok", "Run the test suite"),
+            *routine(100, 301, files),
+        ],
+        "Fixed; nothing else stands out.",
+    )
+    turns = [
+        turn1,
+        turn2,
+        Turn("Go through the tests and the git history too.", routine(100, 302, files)),
+        Turn("Have another look at the modules.", routine(100, 303, files)),
+        Turn("One last sweep, then stop.", routine(100, 304, files)),
+    ]
+    return _session(
+        "j2-long-jsonl-export",
+        turns,
+        host="claude-code",
+        description=j2_long_jsonl_export.__doc__ or "",
+        files=lp.base(),
+        expect={
+            "files": ["ledger/export.py", "tests/test_export.py"],
+            "early": [
+                [test, FIXED],
+                ["union-attr", FIXED],
+                "export as json lines, not csv",
+                "use only the standard library",
+            ],
+        },
+        leaks=[[test, STILL], ["union-attr", STILL]],
+    )
+
+
+def k2_gemini_unittest_fixed() -> Session:
+    """Gemini CLI, unittest: two failures and an error fixed over two runs, then a report
+    module, its test and edits to three files; the history compressed in the second turn."""
+    s = sp
+    fails = [
+        "tests.test_inventory.InventoryTest.test_unknown_sku_counts_as_zero",
+        "tests.test_inventory.InventoryTest.test_remove_more_than_stock_raises",
+        "tests.test_pricing.PricingTest.test_bulk_discount_at_ten",
+    ]
+    turn1 = Turn(
+        "`python -m unittest` is red in stockroom. Make it green.",
+        [
+            g_shell("python -m unittest", "fail", "Run the unit tests"),
+            g_read("stockroom/inventory.py"),
+            g_replace("{project}/stockroom/inventory.py", *s.FIX_QUANTITY),
+            g_replace("{project}/stockroom/inventory.py", *s.FIX_REMOVE),
+            g_shell("python -m unittest tests.test_inventory", "ok", "Run the inventory tests"),
+            g_shell("python -m unittest", "fail", "Run the unit tests"),
+            g_read("stockroom/pricing.py"),
+            g_replace("{project}/stockroom/pricing.py", *s.FIX_BULK),
+            g_shell("python -m unittest", "ok", "Run the unit tests"),
+        ],
+        "All three are fixed; the suite passes.",
+    )
+    turn2 = Turn(
+        "Add a CSV stock report, export it from the package and describe it in the README.",
+        [
+            g_read("README.md", compress=True),
+            g_write("{project}/stockroom/report.py", s.REPORT),
+            g_write("{project}/tests/test_report.py", s.TEST_REPORT),
+            g_replace("{project}/stockroom/__init__.py", *s.EDIT_INIT_EXPORTS),
+            g_replace("{project}/README.md", *s.EDIT_README_REPORT),
+            g_shell("python -m unittest", "ok", "Run the unit tests"),
+        ],
+        "The report is in.",
+    )
+    files = [
+        "stockroom/inventory.py", "stockroom/pricing.py", "stockroom/report.py",
+        "tests/test_report.py", "stockroom/__init__.py", "README.md",
+    ]  # fmt: skip
+    return _gemini_session(
+        "k2-gemini-unittest-fixed",
+        [turn1, turn2],
+        description=k2_gemini_unittest_fixed.__doc__ or "",
+        files=sp.base(),
+        expect={"files": files, "failures": [[f, FIXED] for f in fails]},
+        leaks=[[f, STILL] for f in fails],
+    )
+
+
 SESSIONS: list[Session] = [
     a1_files_subdir(),
     a2_files_root(),
@@ -872,4 +1132,8 @@ SESSIONS: list[Session] = [
     e2_long_argparse(),
     g1_gemini_fixed(),
     g2_gemini_still_failing(),
+    h2_node_tests_subdir(),
+    i2_todos_cargo_open(),
+    j2_long_jsonl_export(),
+    k2_gemini_unittest_fixed(),
 ]

@@ -255,16 +255,29 @@ def _head_tail(text: str, limit: int) -> str:
     return f"{text[:head]}\n…\n{text[len(text) - (limit - head) :]}"
 
 
-def failure_detail(text: str) -> str:
+def failure_detail(text: str, root: str | None = None) -> str:
     """What a failed call's output says failed: a test run's count line and failures (each
     id with its assertion), a compiler's or linter's diagnostics, a traceback's exception
-    (`ctxmode.outline`, loaded only when a call failed); else its head and tail."""
-    from ctxmode.outline import outline, render
+    (`ctxmode.outline`, loaded only when a call failed); else its head and tail. Paths under
+    `root` (the project) are shown relative to it.
 
+    An outline is stored as ``[<kind>] <count lines joined by " | ">``, then each item's
+    header and its indented details, so it reads back the same for every runner
+    (`ctxmode.session.failures`)."""
+    from ctxmode.outline import Outline, outline, render
+
+    if root:
+        text = text.replace(root.rstrip("/") + "/", "")
     found = outline(text)
     if found is None or not found.items:
         return _head_tail(text, ERROR_CHARS)
-    return render(found, ERROR_CHARS)
+    counts = " | ".join(" ".join(c.split()) for c in found.counts)
+    marker = f"{OUTLINE_MARK}{found.kind}] {counts}".rstrip()
+    items = render(Outline(found.kind, [], found.items, found.noun), ERROR_CHARS - len(marker))
+    return f"{marker}\n{items}"
+
+
+OUTLINE_MARK = "[outline:"  # the first line of a stored outline: [outline:<kind>] counts
 
 
 def _label(event: HookEvent) -> str:
@@ -614,7 +627,8 @@ def tool_events(event: HookEvent) -> list[Event]:
         out.append(Event("worktree", f"entered worktree: {name}"))
     if failed:
         text = error_text(event)
-        out.append(Event("error_tool", f"{_label(event)}\n{failure_detail(text)}"))
+        root = str(event.project_dir) if event.project_dir else None
+        out.append(Event("error_tool", f"{_label(event)}\n{failure_detail(text, root)}"))
         found = _CONSTRAINT.search(text)
         if found and ("Error" in text or event.tool != "Bash"):
             start = max(0, found.start() - 50)

@@ -19,7 +19,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from ctxmode.session.events import StoredEvent
-from ctxmode.session.extract import check_key
+from ctxmode.session.extract import OUTLINE_MARK, check_key
 
 STILL_FAILING = "STILL FAILING"
 FIXED = "failed, then fixed"
@@ -41,6 +41,9 @@ class _Run:
     tail: str = ""  # the last telling lines, when the output named nothing
     tests: bool = False  # the names are test ids, followed one by one
     fixed: bool = False
+    # What an earlier run of the same check listed and this one does not (a diagnostic
+    # fixed since); kept for a check whose names are not followed one by one.
+    resolved: list[str] = field(default_factory=list)
 
 
 def _name(header: str) -> str:
@@ -71,6 +74,9 @@ def _parse(data: str) -> _Run:
     run = _Run(" ".join(label.split()))
     if not rest.strip():
         return run
+    if rest.startswith(OUTLINE_MARK):
+        _stored(run, rest)
+        return run
     from ctxmode.outline import outline
 
     found = outline(rest)
@@ -89,6 +95,35 @@ def _parse(data: str) -> _Run:
         first = item.details[0].strip() if item.details else _details(rest, item.header)
         run.detail[name] = " ".join(first.split())
     return run
+
+
+def _stored(run: _Run, text: str) -> None:
+    """Read an outline as `failure_detail` stored it: ``[outline:<kind>] <counts>``, then
+    each item's header and its indented details. The detail kept is a traceback's last
+    frame (where it was raised), else the first line (the assertion, the error)."""
+    first, _, body = text.partition("\n")
+    kind, _, counts = first[len(OUTLINE_MARK) :].partition("]")
+    run.count = counts.strip().split(" | ", 1)[0]
+    run.tests = _is_test(kind)
+    below: dict[str, list[str]] = {}
+    name = ""
+    for line in body.splitlines():
+        if not line.strip() or line.lstrip().startswith("[… "):
+            continue
+        if not line.startswith((" ", "\t")):
+            name = _name(line)
+            if name not in below:
+                run.names.append(name)
+                below[name] = []
+        elif name:
+            below[name].append(" ".join(line.split()))
+    for name, details in list(below.items()):
+        frames = [d for d in details if d.startswith('File "')] if kind == "traceback" else []
+        run.detail[name] = frames[-1] if frames else details[0] if details else ""
+        if details and details[0].startswith("--> "):  # rustc: where comes under the error
+            where = f"{details[0][4:].strip()} {name}"
+            run.names[run.names.index(name)] = where
+            run.detail[where] = run.detail.pop(name)
 
 
 def _rendered(run: _Run, text: str) -> bool:
@@ -223,7 +258,10 @@ def failure_items(events: Sequence[StoredEvent]) -> tuple[list[str], int, int]:
         if e.type not in ("error_tool", "blocker") or len(_WORDISH.findall(e.data)) < 3:
             continue
         run = _parse(e.data)
-        runs.pop(run.label, None)
+        earlier = runs.pop(run.label, None)
+        if earlier is not None and not run.tests:
+            gone = [n for n in (*earlier.resolved, *earlier.names) if n not in run.detail]
+            run.resolved = list(dict.fromkeys(gone))
         runs[run.label] = run
         scope = _scope(run.label) if run.tests else None
         if scope is None:
@@ -242,9 +280,11 @@ def failure_items(events: Sequence[StoredEvent]) -> tuple[list[str], int, int]:
     for run in reversed(runs.values()):
         if not run.tests or _scope(run.label) is None:
             if run.fixed:
-                done.append(f"{FIXED}: {_short(run)}")
+                done.append(f"{FIXED}: {_short(run, [*run.resolved, *run.names])}")
             else:
                 still.append(f"{STILL_FAILING}: {_long(run, run.names)}")
+                if run.resolved:
+                    done.append(f"{FIXED}: {_short(run, run.resolved)}")
             continue
         now = [n for n in run.names if n in failing and failing[n][1] == run.label]
         if now and not run.fixed:
@@ -256,11 +296,26 @@ def failure_items(events: Sequence[StoredEvent]) -> tuple[list[str], int, int]:
     return still[:MAX_FAILING] + done[:MAX_FIXED], len(still), len(done)
 
 
+_ZERO_OR_TIME = re.compile(
+    r"(?:[;,]\s*)?\b0 (?:passed|failed|ignored|measured|skipped|errors?|warnings?|xfailed|"
+    r"xpassed|deselected|filtered out|todo|cancelled)\b|(?:[;,]\s*)?(?:finished )?in "
+    r"[\d.]+\s*m?s\b|\(\s*[\d.]+\s*m?s\)|^=+\s*|\s*=+$"
+)
+
+
+def _count(line: str) -> str:
+    """A count line without what says nothing: zero counts, timings, ``=`` rules
+    (``test result: FAILED. 0 passed; 1 failed; 0 ignored; ... finished in 0.09s`` →
+    ``test result: FAILED. 1 failed``)."""
+    short = re.sub(r"([.:])\s*[;,]\s*", r"\1 ", _ZERO_OR_TIME.sub("", line))
+    return " ".join(short.strip(" ;,.").split()) or line
+
+
 def _long(run: _Run, names: Sequence[str], *, all_shown: bool = True) -> str:
     """A still-failing item: the command, its count line, what failed."""
     if not names:
         return f"{run.label} → {run.tail}" if run.tail else run.label
-    count = f"{run.count}: " if run.count and all_shown else ""
+    count = f"{_count(run.count)}: " if run.count and all_shown else ""
     room = ITEM_BYTES - len(run.label) - len(count) - 20
     return f"{run.label} → {count}{_mentions(run, room, with_detail=True, names=names)}"
 

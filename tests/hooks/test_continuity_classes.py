@@ -237,3 +237,154 @@ def test_files_edited_from_a_package_cwd_are_shown_from_the_project_root(host):
     paths = [line.split(" (")[0] for line in section(context, "files")]
     assert "ledger/csv_import.py" in paths
     assert "ledger/money.py" in paths
+
+
+NODE_TAP_FAIL = """\
+TAP version 13
+# Subtest: slugify lowercases and joins words
+ok 1 - slugify lowercases and joins words
+  ---
+  duration_ms: 5.76
+  ...
+# Subtest: slugify strips punctuation
+not ok 2 - slugify strips punctuation
+  ---
+  duration_ms: 1.78
+  failureType: 'testCodeFailure'
+  error: |-
+    Expected values to be strictly equal:
+    + 'hello,-world!'
+    - 'hello-world'
+  code: 'ERR_ASSERTION'
+  ...
+# Subtest: truncate stays within the limit
+not ok 3 - truncate stays within the limit
+  ---
+  duration_ms: 1.02
+  error: |-
+    Expected values to be strictly equal:
+
+    6 !== 5
+  ...
+1..3
+# tests 3
+# suites 0
+# pass 1
+# fail 2
+# cancelled 0
+# skipped 0
+# todo 0
+# duration_ms 585.80
+"""
+
+UNITTEST_FAIL = """\
+F.E
+======================================================================
+ERROR: test_unknown_sku (tests.test_inventory.InventoryTest.test_unknown_sku)
+Unknown SKUs count as zero
+----------------------------------------------------------------------
+Traceback (most recent call last):
+  File "{project}/tests/test_inventory.py", line 9, in test_unknown_sku
+    self.assertEqual(count("nope"), 0)
+KeyError: 'nope'
+
+======================================================================
+FAIL: test_bulk_discount (tests.test_pricing.PricingTest.test_bulk_discount)
+----------------------------------------------------------------------
+Traceback (most recent call last):
+  File "{project}/tests/test_pricing.py", line 11, in test_bulk_discount
+    self.assertEqual(line_total(100, 10), 900)
+AssertionError: 1000 != 900
+
+----------------------------------------------------------------------
+Ran 3 tests in 0.001s
+
+FAILED (failures=1, errors=1)
+"""
+
+CARGO_BUILD_FAIL = """\
+   Compiling tally v0.1.0 ({project})
+error[E0308]: mismatched types
+  --> src/duration.rs:12:20
+   |
+12 |     let secs: u64 = "zero";
+   |               ---   ^^^^^^ expected `u64`, found `&str`
+
+For more information about this error, try `rustc --explain E0308`.
+error: could not compile `tally` (lib) due to 1 previous error
+"""
+
+CARGO_TEST_FAIL = """\
+   Compiling tally v0.1.0 ({project})
+    Finished `test` profile [unoptimized + debuginfo] target(s) in 0.52s
+     Running unittests src/lib.rs (target/debug/deps/tally-1a2b3c)
+
+running 2 tests
+test duration::tests::parses_minutes ... ok
+test duration::tests::parses_hours_and_minutes ... FAILED
+
+failures:
+
+---- duration::tests::parses_hours_and_minutes stdout ----
+
+thread 'duration::tests::parses_hours_and_minutes' panicked at src/duration.rs:40:9:
+assertion `left == right` failed: 1h30m should be 5400 seconds
+  left: Some(1860)
+ right: Some(5400)
+note: run with `RUST_BACKTRACE=1` environment variable to display a backtrace
+
+
+failures:
+    duration::tests::parses_hours_and_minutes
+
+test result: FAILED. 1 passed; 1 failed; 0 ignored; 0 measured; 0 filtered out; finished in 0.00s
+"""
+
+
+def test_node_test_failures_are_named_and_followed_to_their_fix(host):
+    host.bash("node --test", NODE_TAP_FAIL, failed=True)
+    fixed_one = NODE_TAP_FAIL.replace("not ok 3", "ok 3").replace("# fail 2", "# fail 1")
+    host.bash("node --test", fixed_one, failed=True)
+    errors = "\n".join(section(host.compact(), "errors"))
+    still = next(line for line in errors.splitlines() if STILL_FAILING in line)
+    assert "slugify strips punctuation" in still and "truncate" not in still
+    fixed = next(line for line in errors.splitlines() if FIXED in line)
+    assert "truncate stays within the limit" in fixed
+
+
+def test_unittest_failures_are_named_with_paths_relative_to_the_project(host):
+    output = UNITTEST_FAIL.replace("{project}", str(host.project))
+    host.bash("python -m unittest", output, failed=True)
+    context = host.compact()
+    within_budget(context)
+    errors = "\n".join(section(context, "errors"))
+    assert "tests.test_inventory.InventoryTest.test_unknown_sku" in errors
+    assert "tests.test_pricing.PricingTest.test_bulk_discount" in errors
+    assert str(host.project) not in context  # the project's own paths, relative
+    host.bash("python -m unittest", "...\nRan 3 tests in 0.001s\n\nOK\n")
+    errors = "\n".join(section(host.compact(), "errors"))
+    assert FIXED in errors and "tests.test_pricing.PricingTest.test_bulk_discount" in errors
+
+
+def test_a_compile_error_is_named_by_file_and_code_and_a_later_build_fixes_it(host):
+    host.bash("cargo build --offline", CARGO_BUILD_FAIL.replace("{project}", "."), failed=True)
+    host.bash("cargo test --offline", CARGO_TEST_FAIL.replace("{project}", "."), failed=True)
+    host.bash("cargo build --offline", "    Finished `dev` profile in 0.3s\n")
+    errors = "\n".join(section(host.compact(), "errors"))
+    fixed = next(line for line in errors.splitlines() if "cargo build" in line)
+    assert FIXED in fixed and "src/duration.rs:12:20" in fixed and "E0308" in fixed
+    still = next(line for line in errors.splitlines() if "cargo test" in line)
+    assert STILL_FAILING in still and "duration::tests::parses_hours_and_minutes" in still
+    assert "1h30m should be 5400 seconds" in still  # the panic's message, not where it was
+    assert "0 ignored" not in still and "finished in" not in still
+
+
+def test_a_diagnostic_fixed_between_two_failing_runs_is_said_fixed(host):
+    host.bash("mypy ledger", MYPY_FAIL, failed=True)
+    one_left = "\n".join(line for line in MYPY_FAIL.splitlines() if "[arg-type]" not in line)
+    host.bash("mypy ledger", one_left.replace("2 errors", "1 error"), failed=True)
+    errors = "\n".join(section(host.compact(), "errors"))
+    still = next(line for line in errors.splitlines() if STILL_FAILING in line)
+    fixed = next(line for line in errors.splitlines() if FIXED in line)
+    assert "[return]" in still and "[arg-type]" not in still
+    assert "ledger/store.py:41 [arg-type]" in fixed
