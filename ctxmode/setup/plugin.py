@@ -113,6 +113,9 @@ def codex_marketplace() -> dict[str, Any]:
     return {"name": NAME, "interface": {"displayName": NAME}, "plugins": [entry]}
 
 
+CODEX_FIRST_BUILD_S = 300  # how long Codex waits for the server's first build
+
+
 def codex_mcp() -> dict[str, Any]:
     from ctxmode.setup.targets import PROXY_VARS, setting_vars
 
@@ -120,7 +123,14 @@ def codex_mcp() -> dict[str, Any]:
         "command": "sh",
         "args": [f"./{LAUNCHER}", "serve"],
         "cwd": ".",
-        "env": {settings.HOST_PLUGIN.name: "codex"},
+        # Codex (0.171) ignores tools/list_changed unless a feature flag is on: the server
+        # waits for the first build instead of answering with no tools (and Codex waits
+        # for it as long), so the first session has every tool.
+        "env": {
+            settings.HOST_PLUGIN.name: "codex",
+            settings.PLUGIN_WAIT.name: str(CODEX_FIRST_BUILD_S),
+        },
+        "startup_timeout_sec": CODEX_FIRST_BUILD_S,
         # Codex starts MCP servers with a short list of variables: these pass through too,
         # so the server and the hooks share a data root and settings (as `ctxmode setup`).
         "env_vars": [*setting_vars(), *PROXY_VARS],

@@ -123,9 +123,16 @@ def test_without_a_data_variable_the_hosts_data_folder_beside_its_cache_is_used(
     (root / "ctxmode").mkdir()
     shutil.copy(LAUNCHER, root / "bin" / "ctxmode-plugin")
     shutil.copy(ROOT / "ctxmode" / "__init__.py", root / "ctxmode" / "__init__.py")
-    assert where(root).parent == tmp_path / "xdg" / "ctxmode-plugin"  # no host folder yet
+    # The host's folder even before a hook made it: the server (started first) and the
+    # hooks build one environment, not one each.
     host_data = tmp_path / "plugins" / "data" / "ctxmode-market"
-    host_data.mkdir(parents=True)
     assert where(root).parent == host_data
+    assert host_data.is_dir()
+    loose = tmp_path / "elsewhere" / "ctxmode" / ctxmode.__version__  # not a host's cache
+    (loose / "bin").mkdir(parents=True)
+    (loose / "ctxmode").mkdir()
+    shutil.copy(LAUNCHER, loose / "bin" / "ctxmode-plugin")
+    shutil.copy(ROOT / "ctxmode" / "__init__.py", loose / "ctxmode" / "__init__.py")
+    assert where(loose).parent == tmp_path / "xdg" / "ctxmode-plugin"
     monkeypatch.setenv("PLUGIN_DATA", str(tmp_path / "given"))
     assert where(root).parent == tmp_path / "given"

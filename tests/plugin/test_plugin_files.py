@@ -67,7 +67,10 @@ def test_every_hook_and_server_runs_the_launcher_not_ctxmode_on_path():
     assert server["args"] == ["${CLAUDE_PLUGIN_ROOT}/bin/ctxmode-plugin", "serve"]
     codex_server = _load(".codex-plugin/mcp.json")["mcpServers"]["ctxmode"]
     assert codex_server["default_tools_approval_mode"] == "approve"
-    assert codex_server["env"] == {"CTXMODE_PLUGIN": "codex"}
+    # Codex ignores tools/list_changed: its server waits for the first build, and Codex
+    # waits as long for it
+    assert codex_server["env"] == {"CTXMODE_PLUGIN": "codex", "CTXMODE_PLUGIN_WAIT": "300"}
+    assert codex_server["startup_timeout_sec"] == 300
 
 
 def test_manifests_carry_the_package_version_and_one_plugin():
