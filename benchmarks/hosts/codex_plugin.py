@@ -451,6 +451,10 @@ def main() -> int:
         )
         rm = invoke("plugin-remove", ["plugin", "remove", PLUGIN], proj)
         rm2 = invoke("marketplace-remove", ["plugin", "marketplace", "remove", "ctxmode"], proj)
+        # Codex keeps a removed plugin's data folder: README says to delete it, as here.
+        kept = os.path.join(home, ".codex", "plugins", "data", "ctxmode-ctxmode")
+        kept_by_codex = os.path.isdir(kept)
+        shutil.rmtree(kept, ignore_errors=True)
         left, empty = plugin_files(home)
         left = [p for p in left if p not in before]
         alive = [p.describe() for p in scenario.run_processes(run.root)]
@@ -458,7 +462,9 @@ def main() -> int:
             scenario.Result(
                 "uninstall-clean",
                 rm["rc"] == 0 and rm2["rc"] == 0 and not left and not alive,
-                f"plugin remove rc={rm['rc']}, marketplace remove rc={rm2['rc']}; left in HOME: "
+                f"plugin remove rc={rm['rc']}, marketplace remove rc={rm2['rc']}; "
+                + ("data folder kept by Codex, removed as README says; " if kept_by_codex else "")
+                + "left in HOME: "
                 f"{', '.join(left) or 'nothing'}"
                 + (f" (empty folders: {', '.join(empty)})" if empty else "")
                 + f"; processes alive: {', '.join(alive) or 'none'}",
