@@ -7,8 +7,10 @@ the project directory as its working directory, as a shell command does: relativ
 compiled binary, stay in the run's temp directory.
 """
 
+import errno
 import os
 import shutil
+import stat
 import threading
 import time
 import weakref
@@ -17,7 +19,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 from ctxmode import settings
-from ctxmode.errors import EnvironmentProblem, NotFoundError, UsageError
+from ctxmode.errors import EnvironmentProblem, InputError, NotFoundError, UsageError
 from ctxmode.executor import sandbox
 from ctxmode.executor.capture import Extent, measured, read_whole
 from ctxmode.executor.deadline import Deadline
@@ -130,11 +132,29 @@ def resolve_file(project_dir: Path, path: str) -> Path:
 
     Raises:
         NotFoundError: there is no such file.
+        InputError: it is not a regular file (a directory, a FIFO, a device, a symlink loop).
     """
     candidate = Path(path).expanduser()
     resolved = candidate if candidate.is_absolute() else project_dir / candidate
-    if not resolved.is_file():
-        raise NotFoundError(f"no such file: {path}")
+    try:
+        mode = resolved.stat().st_mode
+    except OSError as exc:  # missing, a symlink loop, a folder that cannot be entered
+        if resolved.is_symlink() and exc.errno == errno.ELOOP:
+            raise InputError(f"not a file: {path} is a symlink loop") from exc
+        raise NotFoundError(f"no such file: {path}") from exc
+    if not stat.S_ISREG(mode):
+        kind = (
+            "a directory"
+            if stat.S_ISDIR(mode)
+            else "a named pipe (FIFO)"
+            if stat.S_ISFIFO(mode)
+            else "a device"
+            if stat.S_ISCHR(mode) or stat.S_ISBLK(mode)
+            else "a socket"
+            if stat.S_ISSOCK(mode)
+            else "not a regular file"
+        )
+        raise InputError(f"not a file: {path} is {kind}; give a regular file")
     return resolved.absolute()
 
 

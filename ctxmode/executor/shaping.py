@@ -92,7 +92,26 @@ def classify(language: str, exit_code: int, stdout: str, stderr: str) -> tuple[b
     """(is_error, text) for a finished run that exited non-zero."""
     if language == "shell" and exit_code == 1 and stdout.strip():
         return False, stdout
-    return True, f"Exit code: {exit_code}\n\nstdout:\n{stdout}\n\nstderr:\n{stderr}"
+    return (
+        True,
+        f"Exit code: {exit_code}{_signal(exit_code)}\n\nstdout:\n{stdout}\n\nstderr:\n{stderr}",
+    )
+
+
+def _signal(exit_code: int) -> str:
+    """What an exit code above 128 (or below 0) says: the signal that ended the run."""
+    number = -exit_code if exit_code < 0 else exit_code - 128 if 128 < exit_code < 192 else 0
+    if not number:
+        return ""
+    import signal
+
+    try:
+        name = signal.Signals(number).name
+    except ValueError:
+        return f" (ended by signal {number})"
+    if name == "SIGKILL":
+        return " (killed by SIGKILL: out of memory, or a kill from outside the run)"
+    return f" (ended by {name})"
 
 
 def _intent_words(intent: str) -> list[str]:

@@ -184,9 +184,13 @@ def check_ip(ip: str, host: str, *, strict: bool) -> IpClass:
             f'URL host "{host}" resolves to {ip} — blocked ({judged.category})'
         )
     if judged.verdict is Verdict.PRIVATE and strict:
+        from ctxmode import settings
+
+        found = settings.FETCH_STRICT.lookup()  # the name the user set, as they set it
+        why = f"{found[0]}={found[1]}" if found else f"strict mode ({settings.FETCH_STRICT.name})"
         raise BlockedAddressError(
             f'URL host "{host}" resolves to private address {ip} ({judged.category}) '
-            "— blocked under CTXMODE_FETCH_STRICT=1"
+            f"— blocked under {why}"
         )
     return judged
 

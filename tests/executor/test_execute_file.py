@@ -1,11 +1,14 @@
 """execute_file: the file reaches the code as FILE_CONTENT / FILE_CONTENT_PATH / file_path,
 never through source text (spec §12 items 9-10; §2.6)."""
 
+import os
+import re
 from pathlib import Path
 
 import pytest
 
-from ctxmode.errors import NotFoundError
+from ctxmode.errors import InputError, NotFoundError
+from ctxmode.executor import ExecRequest, execute
 
 from .procs import needs
 
@@ -110,7 +113,7 @@ def test_missing_file_is_not_found(run):
 
 def test_a_directory_is_not_a_file(run, project):
     (project / "folder").mkdir()
-    with pytest.raises(NotFoundError):
+    with pytest.raises(InputError, match="is a directory"):
         run("python", "print(FILE_CONTENT)", file_path="folder")
 
 
@@ -147,3 +150,19 @@ def test_rust_reads_the_file_as_file_content(run, project):
     result = run("rust", code, file_path="data.txt")
     assert result.exit_code == 0, result.stderr
     assert result.stdout == "3\n" + TEXT
+
+
+@pytest.mark.parametrize(
+    ("make", "said"),
+    [
+        (lambda d: os.mkfifo(d / "pipe"), "is a named pipe (FIFO)"),
+        (lambda d: (d / "pipe").mkdir(), "is a directory"),
+        (lambda d: os.symlink("/dev/zero", d / "pipe"), "is a device"),
+        (lambda d: os.symlink(d / "pipe", d / "pipe"), "is a symlink loop"),
+    ],
+)
+def test_a_path_that_is_not_a_regular_file_says_what_it_is(tmp_path, make, said):
+    """A FIFO would hang the read, /dev/zero never ends: each is refused, by what it is."""
+    make(tmp_path)
+    with pytest.raises(InputError, match=re.escape(said)):
+        execute(ExecRequest("python", "print(1)", tmp_path, file_path="pipe", timeout_ms=5000))

@@ -294,3 +294,17 @@ def test_a_build_with_few_warnings_is_returned_whole(kb):
     stdout = build_output(0)
     view = shaped(made("shell", stdout=stdout, exit_code=101), kb)
     assert "stdout:\n" + stdout in view.text and view.indexed_label is None
+
+
+@pytest.mark.parametrize(
+    ("code", "said"),
+    [
+        (137, "Exit code: 137 (killed by SIGKILL: out of memory"),
+        (143, "Exit code: 143 (ended by SIGTERM)"),
+        (2, "Exit code: 2\n"),
+    ],
+)
+def test_an_exit_by_signal_says_which(kb, code, said):
+    """A run the kernel's OOM killer ended reads as more than a bare 137."""
+    view = shaped(made("python", stdout="partial\n", exit_code=code), kb)
+    assert view.is_error and view.text.startswith(said)

@@ -192,6 +192,14 @@ def test_private_answers_pass_unless_strict():
         guard.resolve(target, strict=True, resolver=_answers("10.0.0.5"))
 
 
+def test_the_strict_refusal_names_the_variable_the_user_set(monkeypatch):
+    monkeypatch.delenv("CTXMODE_FETCH_STRICT", raising=False)
+    monkeypatch.setenv("CTX_FETCH_STRICT", "1")
+    target = parse_url("http://intranet.test/")
+    with pytest.raises(BlockedAddressError, match=r"blocked under CTX_FETCH_STRICT=1$"):
+        guard.resolve(target, strict=True, resolver=_answers("10.0.0.5"))
+
+
 def test_unresolvable_host_is_a_dns_error():
     def fail(*args, **kwargs):
         raise socket.gaierror(socket.EAI_NONAME, "Name or service not known")
