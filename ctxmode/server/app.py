@@ -206,6 +206,13 @@ class _Drain:
         message = getattr(item, "message", None)
         if isinstance(message, types.JSONRPCRequest):
             self.pending.add(message.id)
+        elif (
+            isinstance(message, types.JSONRPCNotification)
+            and message.method == "notifications/cancelled"
+            and isinstance(message.params, dict)
+        ):
+            # A cancelled request gets no answer (the protocol says so): nothing to wait for.
+            self.pending.discard(message.params.get("requestId"))
 
     def answered(self, item: Any) -> None:
         message = getattr(item, "message", None)

@@ -306,3 +306,28 @@ def test_server_exits_when_its_client_process_dies(tmp_path, project, data_root,
     assert survivors([server_pid]) == [], "the server outlived its client"
     assert survivors(pids) == []
     assert not marker(data_root, server_pid).exists()
+
+
+def test_a_cancelled_request_does_not_hold_the_server_open_after_stdin_closes(
+    tmp_path, project, data_root, started
+):
+    """A cancelled request gets no answer; waiting for one kept the server (and its
+    readiness marker, which steers the hooks) alive after the client left."""
+    server = spawn_server(tmp_path, project, data_root, started)
+    server.initialize()
+    began = tmp_path / "began"
+    code = f"import time\nopen({str(began)!r}, 'w').close()\ntime.sleep(300)\n"
+    server.request(
+        7, "tools/call", {"name": "ctx_execute", "arguments": {"language": "python", "code": code}}
+    )
+    assert wait_until(began.exists, CALL_S), "the run never started"
+    server.send(
+        {
+            "jsonrpc": "2.0",
+            "method": "notifications/cancelled",
+            "params": {"requestId": 7, "reason": "the user pressed Esc"},
+        }
+    )
+    server.close_stdin()
+    assert server.proc.wait(EXIT_WITHIN_S) == 0
+    assert not list((data_root / "servers").glob("*.json"))  # no marker left to steer hooks
