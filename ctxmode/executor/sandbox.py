@@ -217,6 +217,10 @@ def run_process(
             os.close(watch)
         stdout, out = buffers[out_fd].finish()
         stderr, err = buffers[err_fd].finish()
+    if not (timed_out or capped or cancelled):
+        # Its output closed (``exec >&- 2>&-``) while it runs on: the deadline and a
+        # cancellation still hold.
+        timed_out, cancelled = _await_exit(proc, deadline, cancel)
     if timed_out or capped or cancelled:
         kill_tree(proc.pid, run_id or None)
     code = proc.wait()
@@ -237,6 +241,23 @@ def run_process(
         out=out,
         err=err,
     )
+
+
+def _await_exit(
+    proc: "subprocess.Popen[bytes]", deadline: float, cancel: threading.Event | None
+) -> tuple[bool, bool]:
+    """Wait for `proc` to exit until `deadline` or `cancel`: (timed out, cancelled)."""
+    while True:
+        now = time.monotonic()
+        if now >= deadline:
+            return True, False
+        if cancel is not None and cancel.is_set():
+            return False, True
+        try:
+            proc.wait(timeout=min(deadline - now, 0.05))
+        except subprocess.TimeoutExpired:
+            continue
+        return False, False
 
 
 def workdir_of(spawn: Spawn) -> Path:

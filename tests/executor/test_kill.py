@@ -278,3 +278,34 @@ def test_temp_dir_is_removed_after_a_killed_run(run, limit):
     tmpdir = Path(result.stdout.splitlines()[0])
     assert tmpdir.name.startswith(".ctx-mode-")
     assert not tmpdir.exists()
+
+
+CLOSED_OUTPUT = "echo $$ > pid; exec >&- 2>&-; sleep 300"
+
+
+def test_a_run_that_closes_its_output_still_meets_its_deadline(run, project):
+    """With stdout and stderr closed nothing is left to read: the wait for its exit held
+    the deadline back until the sleep ended."""
+    result = run("shell", CLOSED_OUTPUT, timeout_ms=1000)
+    assert result.timed_out is True
+    pid = int((project / "pid").read_text())
+    assert survivors([pid]) == []
+
+
+def test_a_run_that_closes_its_output_can_still_be_cancelled(run, project):
+    cancel = threading.Event()
+    outcome = {}
+    worker = threading.Thread(
+        target=lambda: outcome.update(
+            result=run("shell", CLOSED_OUTPUT, cancel=cancel, timeout_ms=60_000)
+        )
+    )
+    worker.start()
+    try:
+        wait_for_file(project / "pid")
+    finally:
+        cancel.set()
+        worker.join(30)
+    assert not worker.is_alive()
+    assert outcome["result"].cancelled is True
+    assert survivors([int((project / "pid").read_text())]) == []
