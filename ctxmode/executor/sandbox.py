@@ -17,6 +17,8 @@ Design:
   as it arrives (the CLI on a terminal shows the run live).
 """
 
+import contextlib
+import logging
 import os
 import selectors
 import shutil
@@ -32,8 +34,11 @@ from ctxmode.errors import UsageError
 from ctxmode.executor.capture import HEAD_BYTES, TAIL_BYTES, Capture, Extent, read_capture
 from ctxmode.executor.procs import adopt_orphans, kill_tree, leftovers
 
+log = logging.getLogger("ctxmode.executor")
+
 DEFAULT_TIMEOUT_MS = settings.EXEC_TIMEOUT_MS.default
 HARD_CAP_BYTES = 100 * 1024 * 1024
+BACKGROUND_CHECK_S = 0.1  # how often backgrounded runs are held to their output cap
 EXIT_GRACE_S = 0.1  # output still in flight after the main process exits
 _READ = 65536
 
@@ -69,14 +74,53 @@ class Outcome:
 
 @dataclass
 class BackgroundRuns:
-    """Runs left going after their timeout (background mode). `cleanup` ends them all."""
+    """Runs left going after their timeout (background mode). `cleanup` ends them all.
+
+    While any runs, a watcher holds each to its output cap: a backgrounded run writes
+    straight to its files, so without it nothing would stop one that fills the disk."""
 
     entries: dict[int, tuple["subprocess.Popen[bytes]", str, Path]] = field(default_factory=dict)
+    caps: dict[int, int] = field(default_factory=dict)  # pid -> its output cap in bytes
     _lock: threading.Lock = field(default_factory=threading.Lock)
+    _watcher: threading.Thread | None = None
 
-    def add(self, proc: "subprocess.Popen[bytes]", run_id: str, workdir: Path) -> None:
+    def add(
+        self,
+        proc: "subprocess.Popen[bytes]",
+        run_id: str,
+        workdir: Path,
+        cap_bytes: int = HARD_CAP_BYTES,
+    ) -> None:
         with self._lock:
             self.entries[proc.pid] = (proc, run_id, workdir)
+            self.caps[proc.pid] = cap_bytes
+            if self._watcher is None or not self._watcher.is_alive():
+                self._watcher = threading.Thread(
+                    target=self._watch, name="ctxmode-background-cap", daemon=True
+                )
+                self._watcher.start()
+
+    def _watch(self) -> None:
+        """Kill a backgrounded run past its cap; forget the ones that ended."""
+        while True:
+            time.sleep(BACKGROUND_CHECK_S)
+            with self._lock:
+                entries = dict(self.entries)
+                if not entries:
+                    self._watcher = None
+                    return
+            for pid, (proc, run_id, workdir) in entries.items():
+                if proc.poll() is not None:
+                    continue
+                out = _size(workdir / ".stdout") + _size(workdir / ".stderr")
+                cap = self.caps.get(pid, HARD_CAP_BYTES)
+                if out > cap:
+                    log.warning("background run %d passed its output cap: killed", pid)
+                    kill_tree(pid, run_id or None)
+                    proc.wait()
+                    for name in (".stdout", ".stderr"):  # give the disk back
+                        with contextlib.suppress(OSError):
+                            os.truncate(workdir / name, min(_size(workdir / name), cap))
 
     def cleanup(self) -> int:
         """Kill every backgrounded run's process tree and remove its files; return count."""
@@ -310,7 +354,7 @@ def run_in_background(
         kill_tree(proc.pid, run_id or None)
         proc.wait()
     elif backgrounded:
-        registry.add(proc, run_id, workdir_of(spawn))
+        registry.add(proc, run_id, workdir_of(spawn), spawn.cap_bytes)
     elif leftovers(proc.pid, run_id):  # the leader was reaped by poll()
         kill_tree(proc.pid, run_id or None)
     code = proc.returncode if proc.returncode is not None else 0

@@ -7,6 +7,7 @@ run the test asserts none of them is still alive (polling briefly while the kern
 
 import os
 import threading
+import time
 from pathlib import Path
 
 import psutil
@@ -241,6 +242,27 @@ def test_background_run_still_honours_the_cap(run, registry):
     assert result.capped is True and result.backgrounded is False
     assert "output capped at" in result.stderr
     assert registry.entries == {}
+
+
+def test_a_backgrounded_run_is_killed_past_its_output_cap(run, project, registry):
+    """Quiet until it is backgrounded, then a flood: it writes straight to its files, and
+    only the watcher stands between it and a full disk."""
+    code = "echo $$ > pid; sleep 1.5; exec yes flooding-the-disk"
+    cap = 256 * 1024
+    result = run("shell", code, timeout_ms=1000, background=True, cap_bytes=cap)
+    assert result.backgrounded is True
+    pid = int((project / "pid").read_text())
+    [(_, _, workdir)] = registry.entries.values()
+
+    def over() -> bool:
+        return not alive(pid)
+
+    deadline = time.monotonic() + 30  # generous: a hang check, not a speed bound
+    while not over() and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert not alive(pid), "the flood was not stopped"
+    written = sum((workdir / n).stat().st_size for n in (".stdout", ".stderr"))
+    assert written <= 2 * cap  # what it wrote past the cap was given back
 
 
 @needs("node")
