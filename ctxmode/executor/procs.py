@@ -111,6 +111,8 @@ def adopt_orphans() -> bool:
     """
     global _subreaper
     _start_watchdog()
+    if _subreaper:
+        reap_adopted()  # what earlier runs left to die since
     if _subreaper or not sys.platform.startswith("linux"):
         return _subreaper
     try:
@@ -124,10 +126,8 @@ def adopt_orphans() -> bool:
     return _subreaper
 
 
-def orphans(run_id: str) -> list[int]:
-    """Our adopted children that belong to the run `run_id` (needs `adopt_orphans`)."""
-    if not _subreaper:
-        return []
+def _children() -> list[int]:
+    """Our children, every thread's (Linux)."""
     pids: list[int] = []
     try:
         tasks = os.listdir("/proc/self/task")
@@ -139,8 +139,42 @@ def orphans(run_id: str) -> list[int]:
                 pids.extend(int(p) for p in handle.read().split())
         except (OSError, ValueError):  # noqa: PERF203 - a thread may end meanwhile
             continue
+    return pids
+
+
+def orphans(run_id: str) -> list[int]:
+    """Our adopted children that belong to the run `run_id` (needs `adopt_orphans`)."""
+    if not _subreaper:
+        return []
     match = reap.carrying(RUN_ID_VAR, run_id)
-    return [pid for pid in pids if reap.matches(pid, match)]
+    return [pid for pid in _children() if reap.matches(pid, match)]
+
+
+def reap_adopted() -> int:
+    """Collect the exit status of dead processes runs left to us (as their subreaper), so
+    they do not pile up as zombies (300 ``(sleep 100 &)``, a fork bomb: then every later
+    run failed with EAGAIN). Only a dead child in another process group than ours that does
+    not lead it: a run's leader is its Popen's to wait for, and our own subprocesses (git)
+    share our group. Returns how many were collected."""
+    if not _subreaper:
+        return 0
+    own = os.getpgrp()
+    collected = 0
+    for pid in _children():
+        try:
+            with open(f"/proc/{pid}/stat", encoding="ascii", errors="replace") as handle:
+                fields = handle.read().rsplit(")", 1)[1].split()
+            state, group = fields[0], int(fields[2])
+        except (OSError, IndexError, ValueError):  # noqa: PERF203 - it may be gone already
+            continue
+        if state != "Z" or group in (own, pid):
+            continue
+        try:
+            os.waitpid(pid, os.WNOHANG)
+            collected += 1
+        except ChildProcessError:
+            continue
+    return collected
 
 
 def _reap(pids: list[int]) -> None:
@@ -183,6 +217,7 @@ def kill_tree(pid: int, run_id: str | None) -> None:
         since = reap.started(reap.identity() or "")
         targets += reap.sweep(reap.carrying(RUN_ID_VAR, run_id), since=since)
     _reap([t for t in targets if t != pid])
+    reap_adopted()  # the group's members killed above that were ours by adoption
 
 
 def _group_has_members(pgid: int) -> bool:
