@@ -44,8 +44,28 @@ def real_tmp(project_dir: Path | None) -> Path:
     return tmp
 
 
+WORKDIR_PREFIX = ".ctx-mode-"
+
+
+_owner_tags: dict[int, str] = {}
+
+
+def workdir_prefix() -> str:
+    """The name a run's temp folder starts with: its owner (pid and start time, so a reused
+    pid is another owner) in it, so the owner's watchdog removes what a killed owner left
+    (`ctxmode.executor.reap.watch`)."""
+    pid = os.getpid()
+    tag = _owner_tags.get(pid)
+    if tag is None:
+        from ctxmode.executor import reap
+
+        me = reap.identity()
+        tag = _owner_tags[pid] = me.replace(":", ".") if me else str(pid)
+    return f"{WORKDIR_PREFIX}{tag}-"
+
+
 def make_workdir(project_dir: Path | None) -> Path:
-    return Path(tempfile.mkdtemp(prefix=".ctx-mode-", dir=real_tmp(project_dir)))
+    return Path(tempfile.mkdtemp(prefix=workdir_prefix(), dir=real_tmp(project_dir)))
 
 
 def sandbox_env(workdir: Path, run_id: str, file_path: Path | None = None) -> dict[str, str]:

@@ -69,6 +69,19 @@ _watchdog_pipe = -1  # our end of the watchdog's stdin, never written, closed by
 _watchdog_lock = threading.Lock()
 
 
+def _workdir_prefixes() -> list[str]:
+    """Where this process's runs put their temp folders (`env.make_workdir`), as path
+    prefixes the watchdog removes once we are gone."""
+    import tempfile
+
+    from ctxmode.executor.env import workdir_prefix
+
+    folders = dict.fromkeys(
+        os.path.realpath(d) for d in (tempfile.gettempdir(), "/tmp") if os.path.isdir(d)
+    )
+    return [os.path.join(folder, workdir_prefix()) for folder in folders]
+
+
 def _start_watchdog() -> None:
     """Start the watchdog of this process's runs, unless one is watching (Linux)."""
     global _watchdog, _watching, _watchdog_pipe
@@ -84,7 +97,7 @@ def _start_watchdog() -> None:
         read_end, write_end = os.pipe()
         try:
             _watchdog = subprocess.Popen(
-                [sys.executable, "-I", "-S", reap.__file__, owner],
+                [sys.executable, "-I", "-S", reap.__file__, owner, *_workdir_prefixes()],
                 stdin=read_end,
                 stdout=subprocess.DEVNULL,
                 stderr=subprocess.DEVNULL,

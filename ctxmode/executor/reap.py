@@ -249,17 +249,39 @@ def sweep(match: Match, *, since: int = 0, spare: Iterable[int] = ()) -> list[in
             time.sleep(_PAUSE_S)
 
 
-def watch(owner: str) -> int:
+def watch(owner: str, leftovers: Iterable[str] = ()) -> int:
     """The watchdog: wait for EOF on stdin (the owner is gone), then kill the runs of the
-    owner of identity `owner`."""
+    owner of identity `owner` and remove the temp folders its runs left: each of
+    `leftovers` is a path prefix (``/tmp/.ctx-mode-<pid>-``) of such folders."""
     try:
         while os.read(0, 4096):
             pass
     except OSError:
         pass
     sweep(owned_by(owner), since=started(owner))
+    for prefix in leftovers:
+        remove_prefixed(prefix)
     return 0
 
 
+def remove_prefixed(prefix: str) -> int:
+    """Remove the folders whose path starts with `prefix` (not following links); return
+    how many."""
+    import shutil
+
+    folder, start = os.path.split(prefix)
+    if not start:
+        return 0
+    try:
+        names = [n for n in os.listdir(folder or ".") if n.startswith(start)]
+    except OSError:
+        return 0
+    for name in names:
+        path = os.path.join(folder, name)
+        if os.path.isdir(path) and not os.path.islink(path):
+            shutil.rmtree(path, ignore_errors=True)
+    return len(names)
+
+
 if __name__ == "__main__":
-    sys.exit(watch(sys.argv[1]) if len(sys.argv) == 2 else 2)
+    sys.exit(watch(sys.argv[1], sys.argv[2:]) if len(sys.argv) >= 2 else 2)

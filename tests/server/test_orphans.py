@@ -105,13 +105,28 @@ def orphan_runs(
     return run_ids
 
 
-def test_runs_in_flight_die_when_the_server_is_killed(tmp_path, project, data_root, started):
+def _workdirs(pid: int) -> list[Path]:
+    """The temp folders of the runs of the server `pid` (named after their owner)."""
+    import tempfile
+
+    return [
+        p
+        for p in Path(tempfile.gettempdir()).glob(".ctx-mode-*")
+        if p.name.startswith(f".ctx-mode-{pid}.")
+    ]
+
+
+@pytest.mark.parametrize("how", [signal.SIGKILL, signal.SIGTERM])
+def test_runs_in_flight_die_when_the_server_is_killed(tmp_path, project, data_root, started, how):
+    """And their temp folders go with them: the server, killed, could not remove them."""
     server = spawn_server(tmp_path, project, data_root, started)
     server.initialize()
     run_ids = start_runs(server, tmp_path / "in-flight")
-    server.proc.send_signal(signal.SIGKILL)
+    assert _workdirs(server.pid)
+    server.proc.send_signal(how)
     server.proc.wait(EXIT_WITHIN_S)
     assert none_left(run_ids, started)
+    assert wait_until(lambda: not _workdirs(server.pid)), _workdirs(server.pid)
 
 
 def test_an_escapee_ignoring_term_and_hup_dies_with_a_normal_shutdown(
