@@ -6,7 +6,7 @@ import tempfile
 import uuid
 from pathlib import Path
 
-from ctxmode.executor.procs import RUN_ID_VAR, owner_env
+from ctxmode.executor.procs import RUN_ID_VAR, owner_env, workdir_prefix
 
 FILE_PATH_VAR = "CTXMODE_FILE_PATH"
 
@@ -42,26 +42,6 @@ def real_tmp(project_dir: Path | None) -> Path:
         fallback = Path("/tmp")
         return fallback if fallback.is_dir() else tmp
     return tmp
-
-
-WORKDIR_PREFIX = ".ctx-mode-"
-
-
-_owner_tags: dict[int, str] = {}
-
-
-def workdir_prefix() -> str:
-    """The name a run's temp folder starts with: its owner (pid and start time, so a reused
-    pid is another owner) in it, so the owner's watchdog removes what a killed owner left
-    (`ctxmode.executor.reap.watch`)."""
-    pid = os.getpid()
-    tag = _owner_tags.get(pid)
-    if tag is None:
-        from ctxmode.executor import reap
-
-        me = reap.identity()
-        tag = _owner_tags[pid] = me.replace(":", ".") if me else str(pid)
-    return f"{WORKDIR_PREFIX}{tag}-"
 
 
 def make_workdir(project_dir: Path | None) -> Path:

@@ -69,12 +69,26 @@ _watchdog_pipe = -1  # our end of the watchdog's stdin, never written, closed by
 _watchdog_lock = threading.Lock()
 
 
+WORKDIR_PREFIX = ".ctx-mode-"
+_owner_tags: dict[int, str] = {}
+
+
+def workdir_prefix() -> str:
+    """The name a run's temp folder starts with (`env.make_workdir`): its owner (pid and
+    start time, so a reused pid is another owner) in it, so the owner's watchdog removes
+    what a killed owner left (`ctxmode.executor.reap.watch`)."""
+    pid = os.getpid()
+    tag = _owner_tags.get(pid)
+    if tag is None:
+        me = reap.identity()
+        tag = _owner_tags[pid] = me.replace(":", ".") if me else str(pid)
+    return f"{WORKDIR_PREFIX}{tag}-"
+
+
 def _workdir_prefixes() -> list[str]:
     """Where this process's runs put their temp folders (`env.make_workdir`), as path
     prefixes the watchdog removes once we are gone."""
     import tempfile
-
-    from ctxmode.executor.env import workdir_prefix
 
     folders = dict.fromkeys(
         os.path.realpath(d) for d in (tempfile.gettempdir(), "/tmp") if os.path.isdir(d)

@@ -200,7 +200,7 @@ class Screen:
         if line is None:  # cannot happen: the transport makes one item of each line
             if isinstance(item, SessionMessage):
                 return item
-            log.warning("the transport refused a line that was not kept: %s", item)
+            log.warning("the transport refused a line that was not kept: %s", _shown(str(item)))
             return None
         if isinstance(item, SessionMessage):
             if isinstance(item.message, types.JSONRPCNotification) and '"id"' in line:
@@ -216,17 +216,25 @@ class Screen:
             except ValueError:  # repaired, and still refused
                 verdict = invalid(json.loads(verdict))
             else:
-                log.info("replaced lone surrogates with U+FFFD in: %.*s", _SHOWN, line)
+                log.info("replaced lone surrogates with U+FFFD in: %s", _shown(line))
                 return SessionMessage(message)
         await self._answer(verdict, line)
         return None
 
     async def _answer(self, fault: Fault, line: str) -> None:
         if fault.code is None:
-            log.warning("%s: %.*s", fault.message, _SHOWN, line.rstrip())
+            log.warning("%s: %s", fault.message, _shown(line.rstrip()))
             return
-        log.info("answered %s to: %.*s", fault.message, _SHOWN, line.rstrip())
+        log.info("answered %s to: %s", fault.message, _shown(line.rstrip()))
         error = types.ErrorData(code=fault.code, message=fault.message)
         await self._replies.send(
             SessionMessage(types.JSONRPCError(jsonrpc="2.0", id=fault.id, error=error))
         )
+
+
+def _shown(line: str) -> str:
+    """A refused line as the log keeps it: its first `_SHOWN` characters, secrets masked
+    (the log is on disk too)."""
+    from ctxmode.session.redact import redact_text
+
+    return redact_text(line[:_SHOWN])

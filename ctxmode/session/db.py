@@ -412,8 +412,12 @@ class SessionDB:
         platform: str = "",
     ) -> int:
         """Record events of a session in one transaction (creating the session if needed);
-        returns how many were stored (duplicates of the last few are skipped)."""
-        items = list(events)
+        returns how many were stored (duplicates of the last few are skipped). Every
+        event's text is redacted here, whoever built it: nothing reaches the disk with a
+        secret in it (redacting twice changes nothing)."""
+        from ctxmode.session.redact import redact_text
+
+        items = [e._replace(data=redact_text(e.data)) for e in events]
         with self.transaction() as con:
             con.execute(
                 "INSERT OR IGNORE INTO session_meta(session_id, project_dir, platform)"

@@ -90,11 +90,13 @@ def write_redirect(
 ) -> Path:
     """PreToolUse redirected `tool` (``bash_redirected``, ``webfetch_redirected``,
     ``read_redirected``); `bytes_avoided` is a measured size, or 0 when unknown."""
+    from ctxmode.session.redact import redact_text
+
     return _write(
         session_id,
         "redirect",
         tool,
-        {"type": redirect_type, "bytes": bytes_avoided, "summary": summary},
+        {"type": redirect_type, "bytes": bytes_avoided, "summary": redact_text(summary)},
     )
 
 

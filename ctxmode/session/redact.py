@@ -29,7 +29,7 @@ _SECRET_WORDS = frozenset(
         "token", "secret", "secrets", "password", "passwd", "pwd", "passphrase", "passcode",
         "auth", "authorization", "bearer", "cookie", "cookies", "credential", "credentials",
         "signature", "apikey", "privatekey", "secretkey", "accesskey", "authtoken",
-        "accesstoken", "refreshtoken", "sessiontoken", "clientsecret", "xapikey",
+        "accesstoken", "refreshtoken", "sessiontoken", "clientsecret", "xapikey", "pass",
     }
 )  # fmt: skip
 # "<word> key" pairs that name a secret (api key, private key, ...); "key" alone does not.
@@ -157,6 +157,24 @@ _FLAG = LazyPattern(
     r"""(?<![\w-])(--?[A-Za-z][A-Za-z0-9-]*)(=|[ \t]+)("[^"\n]*"|'[^'\n]*'|[^\s]+)"""
 )
 _EXPORT = LazyPattern(r"""\b(export\s+[A-Za-z_][A-Za-z0-9_]*=)("[^"\n]*"|'[^'\n]*'|[^\s;&|]*)""")
+# Programs whose short options take a password (attached or as the next word), and curl's
+# -u user:password. The value is masked; the program and the option stay readable.
+_PASSWORD_OPTION = LazyPattern(
+    r"""(?x)\b(
+        (?:mysql|mysqldump|mysqladmin|mariadb|mariadb-dump)\b[^\n;&|]*?\s-p
+      | (?:sshpass|docker\s+login|podman\s+login|buildah\s+login|skopeo\s+login)\b[^\n;&|]*?\s-p\s+
+      | redis-cli\b[^\n;&|]*?\s-a\s+
+      | openssl\b[^\n;&|]*?\s(?:-k\s+|-pass\s+pass:)
+      | (?:curl|wget)\b[^\n;&|]*?\s(?:-u\s*|--user[ =])[^\s:'"]+:
+    )("[^"\n]*"|'[^'\n]*'|[^\s;&|)]+)"""
+)
+# `git config`, `npm config set`, `aws configure set`, ... NAME VALUE, the name a secret's.
+_CONFIG_SET = LazyPattern(
+    r"""(?x)\b((?:config|configure)(?:\s+(?:set|--global|--local|--system|--add))*\s+)
+    ([A-Za-z_][\w.:/-]*)(\s+)("[^"\n]*"|'[^'\n]*'|[^\s;&|]+)"""
+)
+# A bare 40-character secret (AWS's secret access key shape): upper, lower and digits mixed.
+_BARE_SECRET = LazyPattern(r"(?<![A-Za-z0-9/+=])[A-Za-z0-9/+]{40}(?![A-Za-z0-9/+=])")
 
 
 def _assignment(match: re.Match[str]) -> str:
@@ -203,6 +221,31 @@ def _bearer(match: re.Match[str]) -> str:
     return f"{match.group(1)}{match.group(2)}{MASK}"
 
 
+def _password_option(match: re.Match[str]) -> str:
+    prefix, value = match.groups()
+    if _benign(value, 2) or value.startswith("-"):
+        return match.group(0)
+    return f"{prefix}{_quoted_mask(value)}"
+
+
+def _config_set(match: re.Match[str]) -> str:
+    verb, name, space, value = match.groups()
+    key = name.rsplit(".", 1)[-1].rsplit(":", 1)[-1].rsplit("/", 1)[-1]
+    if not _name_class(key) or _benign(value, 2):
+        return match.group(0)
+    return f"{verb}{name}{space}{_quoted_mask(value)}"
+
+
+def _bare_secret(match: re.Match[str]) -> str:
+    word = match.group(0)
+    mixed = (
+        any(c.islower() for c in word)
+        and any(c.isupper() for c in word)
+        and any(c.isdigit() for c in word)
+    )
+    return MASK if mixed and len(set(word)) >= 20 else word
+
+
 def redact_text(text: str) -> str:
     """`text` with secrets masked as ``***`` (idempotent)."""
     if not text:
@@ -230,7 +273,25 @@ def redact_text(text: str) -> str:
         text = _KEY_VALUE.sub(_key_value, text)
     if "-" in text:
         text = _FLAG.sub(_flag, text)
+        if any(p in lowered for p in _PASSWORD_PROGRAMS):
+            text = _PASSWORD_OPTION.sub(_password_option, text)
+    if "config" in lowered:
+        text = _CONFIG_SET.sub(_config_set, text)
+    if len(text) >= 40:
+        text = _BARE_SECRET.sub(_bare_secret, text)
     return text
+
+
+_PASSWORD_PROGRAMS = (
+    "mysql",
+    "mariadb",
+    "sshpass",
+    "login",
+    "redis-cli",
+    "openssl",
+    "curl",
+    "wget",
+)
 
 
 def mask_exports(command: str) -> str:
