@@ -182,6 +182,10 @@ def _bash(event: HookEvent, probe: Probe) -> HookDecision:
         blocked = security_decision(check_command(policy, command))
         if blocked is not None:
             return blocked
+    from ctxmode.security.commands import CHECK_MAX_CHARS
+
+    if len(command) > CHECK_MAX_CHARS:  # not read (see `too_long`): not routed either
+        return ALLOW
     route = classify_bash(command)
     if route.kind == "bounded":
         return ALLOW

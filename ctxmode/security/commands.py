@@ -171,16 +171,42 @@ def _internal_error(
     return Verdict(decision, subject, reason=reason)
 
 
+CHECK_MAX_CHARS = 512 * 1024  # of a command or code read for the permission rules
+
+
+def too_long(policy: Policy, text: str, tools: tuple[str, ...]) -> Verdict | None:
+    """Ask about (deny, when the policy fails closed) a command or code longer than
+    `CHECK_MAX_CHARS` while deny or ask rules of `tools` are in force: reading 25 MB of it
+    took half a minute and 2 GB, and a check that cannot read it must not allow it. None
+    when it is short enough, or nothing is guarded."""
+    if len(text) <= CHECK_MAX_CHARS:
+        return None
+    guarded = [r for t in tools for r in policy.rules_for(t) if r.kind is not Decision.ALLOW]
+    if not guarded:
+        return None
+    decision = Decision.DENY if policy.fail_closed else Decision.ASK
+    why = (
+        f"{len(text):,} characters are more than the {CHECK_MAX_CHARS:,} the permission"
+        " rules are checked on"
+    )
+    head = text.strip().split("\n", 1)[0][:60] + "…"
+    return Verdict(decision, Subject.UNCHECKED, guarded[0], head, reason=why)
+
+
 def check_command(policy: Policy, command: str, *, subject: Subject = Subject.COMMAND) -> Verdict:
     """Decide on a shell command with the ``Bash(...)`` rules. Never raises.
 
     Deny if a segment, in any reading, matches a deny rule; else ask if one matches an
     ask rule; else allow if every segment as written matches an allow rule; else NONE.
-    ``subject=Subject.SHELL_CODE`` only changes the wording of the deny message.
+    ``subject=Subject.SHELL_CODE`` only changes the wording of the deny message. A command
+    too long to read is asked about (`too_long`).
     """
     blocked = _fail_closed(policy, subject)
     if blocked is not None:
         return blocked
+    over = too_long(policy, command, ("Bash",))
+    if over is not None:
+        return over
     try:
         return _evaluate_command(policy, command, subject)[0]
     except Exception as exc:  # never raise: see _internal_error

@@ -37,6 +37,7 @@ from ctxmode.security.commands import (
     _internal_error,
     check_code,
     check_unchecked,
+    too_long,
 )
 from ctxmode.security.model import Decision, Policy, Subject, Verdict
 from ctxmode.security.paths import check_path
@@ -234,7 +235,14 @@ def check_run(
     (`check_named_reads`), and commands that cannot be read from the text while Bash deny
     or ask rules are in force (`check_unchecked`). The first deny wins, else the first
     ask in that order, else `check_code`'s answer.
+
+    Code longer than `CHECK_MAX_CHARS` is not read while deny or ask rules are in force
+    (reading 25 MB took half a minute and 2 GB): it is asked about, denied when the policy
+    fails closed, with the reason.
     """
+    over = too_long(policy, code, ("Bash", "Read"))
+    if over is not None:
+        return over
     first = check_code(policy, language, code)
     if first.denied:
         return first

@@ -94,3 +94,18 @@ def test_unterminated_syntax_is_checked_not_crashed_on(project, command):
     verdict = check_command(policy, command)
     assert verdict.reason is None
     assert verdict.decision is DENY
+
+
+@pytest.mark.parametrize("size", [600 * 1024, 25 * 1024 * 1024])
+def test_a_command_too_long_to_read_is_asked_about_not_read(project, size):
+    """25 MB of command took half a minute and 2 GB to read: past the bound it is not
+    read, and while rules are in force it is asked about, saying why."""
+    from ctxmode.security.commands import CHECK_MAX_CHARS
+
+    assert size > CHECK_MAX_CHARS
+    policy = command_policy(project, deny=["Bash(sudo *)"])
+    command = "echo ok; " * (size // 9)
+    verdict = check_command(policy, command)
+    assert verdict.decision.value == "ask"
+    assert verdict.reason is not None and "characters are more than" in verdict.reason
+    assert check_command(command_policy(project), command).decision is NONE  # no rules

@@ -470,7 +470,10 @@ def test_codex_forwards_the_variable_names_to_the_server_not_their_values(projec
     monkeypatch.setenv("CTXMODE_DIR", str(project / "elsewhere"))
     setup("codex", project=project)
     text = (project / ".codex" / "config.toml").read_text(encoding="utf-8")
-    assert 'env_vars = [\n  "CTXMODE_DIR",\n  "CONTEXT_MODE_DIR",\n  "XDG_DATA_HOME",' in text
+    assert (
+        'env_vars = [\n  "CTXMODE_DIR",\n  "CONTEXT_MODE_DIR",\n  "CONTEXT_MODE_DATA_DIR",\n'
+        '  "XDG_DATA_HOME",' in text
+    )
     assert "elsewhere" not in text
 
 
