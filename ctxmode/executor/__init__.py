@@ -127,12 +127,16 @@ def _confinement(project: Path) -> tuple[list[str], list[str]]:
     return masked, [str(s.path) for s in policy.sources]
 
 
+FILE_CONTENT_MAX_BYTES = 512 * 1024 * 1024  # of a file read whole into FILE_CONTENT
+
+
 def resolve_file(project_dir: Path, path: str) -> Path:
     """An execute_file path, absolute or relative to the project.
 
     Raises:
         NotFoundError: there is no such file.
-        InputError: it is not a regular file (a directory, a FIFO, a device, a symlink loop).
+        InputError: it is not a regular file (a directory, a FIFO, a device, a symlink
+            loop), or it is larger than `FILE_CONTENT_MAX_BYTES`.
     """
     candidate = Path(path).expanduser()
     resolved = candidate if candidate.is_absolute() else project_dir / candidate
@@ -155,6 +159,13 @@ def resolve_file(project_dir: Path, path: str) -> Path:
             else "not a regular file"
         )
         raise InputError(f"not a file: {path} is {kind}; give a regular file")
+    size = os.stat(resolved).st_size
+    if size > FILE_CONTENT_MAX_BYTES:
+        raise InputError(
+            f"{path} is {size / 2**30:.1f} GiB, more than the "
+            f"{FILE_CONTENT_MAX_BYTES >> 20} MiB execute_file reads into FILE_CONTENT: read it "
+            "in parts with ctx_execute (e.g. Python's `for line in open(path)`), or index it"
+        )
     return resolved.absolute()
 
 

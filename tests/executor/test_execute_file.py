@@ -166,3 +166,14 @@ def test_a_path_that_is_not_a_regular_file_says_what_it_is(tmp_path, make, said)
     make(tmp_path)
     with pytest.raises(InputError, match=re.escape(said)):
         execute(ExecRequest("python", "print(1)", tmp_path, file_path="pipe", timeout_ms=5000))
+
+
+def test_a_file_too_large_to_read_whole_is_refused_before_anything_reads_it(tmp_path):
+    """A 2 GiB sparse file was read whole into FILE_CONTENT (2 GiB of memory)."""
+    from ctxmode.executor import FILE_CONTENT_MAX_BYTES
+
+    big = tmp_path / "sparse.bin"
+    with big.open("wb") as handle:
+        handle.truncate(FILE_CONTENT_MAX_BYTES + 1)  # no disk used: a hole
+    with pytest.raises(InputError, match=r"more than the 512 MiB execute_file reads"):
+        execute(ExecRequest("python", "print(1)", tmp_path, file_path="sparse.bin"))
