@@ -127,6 +127,8 @@ def _requests(urls: str | Sequence[Any] | None, source: str | None) -> list[Fetc
         return [FetchRequest(urls.strip(), source)]
     if not urls:
         raise UsageError(USAGE)
+    if not isinstance(urls, Sequence):  # `requests: true`, `requests: 5`
+        raise UsageError(f"requests must be an array of {{url, source}}, not {urls!r}")
     if len(urls) > MAX_BATCH:
         raise UsageError(f"at most {MAX_BATCH} URLs per call (got {len(urls)})")
     out = []

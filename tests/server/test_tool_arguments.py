@@ -243,3 +243,10 @@ async def test_index_max_files_stops_the_walk_and_says_so(client, project):
 async def test_non_finite_numbers_are_clear_errors(client, bad):
     text, is_error = await call(client, "ctx_search", {"queries": ["x"], "limit": bad})
     assert is_error and "limit must be a finite number" in text
+
+
+@pytest.mark.parametrize("bad", [True, 5, 2.5, {"url": "http://127.0.0.1:9/x"}])
+async def test_fetch_requests_that_are_not_an_array_are_clear_errors(client, bad):
+    text, is_error = await call(client, "ctx_fetch_and_index", {"requests": bad})
+    assert is_error and "requests must be an array" in text
+    assert "Internal error" not in text
