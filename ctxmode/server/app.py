@@ -201,11 +201,16 @@ class _Drain:
 
     def __init__(self) -> None:
         self.pending: set[Any] = set()
+        self.initialized = False  # an initialize request went to the server
+        self.before_initialize: set[Any] = set()  # requests sent ahead of it
 
     def forwarded(self, item: Any) -> None:
         message = getattr(item, "message", None)
         if isinstance(message, types.JSONRPCRequest):
             self.pending.add(message.id)
+            self.initialized = self.initialized or message.method == "initialize"
+            if not self.initialized:
+                self.before_initialize.add(message.id)
         elif (
             isinstance(message, types.JSONRPCNotification)
             and message.method == "notifications/cancelled"
@@ -307,8 +312,27 @@ class _WatchedWrite:
 
     async def send(self, item: Any) -> None:
         if not self._answered.drop(item):
-            await self._inner.send(item)
+            await self._inner.send(self._worded(item))
         self._drain.answered(item)
+
+    def _worded(self, item: Any) -> Any:
+        """The SDK answers a request sent before ``initialize`` with a bare -32602 and no
+        detail: the same error, saying what to do."""
+        message = getattr(item, "message", None)
+        if (
+            not isinstance(message, types.JSONRPCError)
+            or message.id not in self._drain.before_initialize
+            or message.error.code != types.INVALID_PARAMS
+            or message.error.data
+        ):
+            return item
+        error = message.error.model_copy(
+            update={
+                "message": "Invalid request parameters: the session is not initialized",
+                "data": "send initialize (and notifications/initialized) first",
+            }
+        )
+        return type(item)(message.model_copy(update={"error": error}))
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self._inner, name)

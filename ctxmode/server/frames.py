@@ -148,6 +148,37 @@ def invalid(message: dict[str, Any]) -> Fault:
     return Fault(types.INVALID_REQUEST, _usable_id(message.get("id")), f"Invalid Request: {reason}")
 
 
+_ID_VALUE = re.compile(r'\s*:\s*(-?\d+(?![.eE\d])|"(?:[^"\\]|\\.)*")')
+
+
+def _top_level_id(line: str) -> str | int | None:
+    """The ``"id"`` of the outermost object of `line`, read without parsing the rest (it
+    may be nested too deeply to parse); None when it has none that can be answered."""
+    depth = 0
+    i, n = 0, len(line)
+    while i < n:
+        ch = line[i]
+        if ch == '"':
+            end = i + 1
+            while end < n and line[end] != '"':
+                end += 2 if line[end] == "\\" else 1
+            if depth == 1 and line[i + 1 : end] == "id":
+                value = _ID_VALUE.match(line, end + 1)
+                if value is not None:
+                    try:
+                        return _usable_id(json.loads(value.group(1)))
+                    except ValueError:
+                        return None
+            i = end + 1
+            continue
+        if ch in "{[":
+            depth += 1
+        elif ch in "}]":
+            depth -= 1
+        i += 1
+    return None
+
+
 def diagnose(line: str) -> str | Fault:
     """Why the SDK refused `line`: a `Fault`, or the line repaired (lone surrogates
     replaced) for the SDK to read again."""
@@ -156,7 +187,12 @@ def diagnose(line: str) -> str | Fault:
     except ValueError as exc:
         return Fault(types.PARSE_ERROR, None, f"Parse error: {exc}")
     except RecursionError:
-        return Fault(types.PARSE_ERROR, None, "Parse error: nested too deeply")
+        # Valid JSON may be deeper than a parser reads: answer its request, by its id.
+        found = _top_level_id(line)
+        if found is None:
+            return Fault(types.PARSE_ERROR, None, "Parse error: nested too deeply")
+        why = "Invalid Request: nested more deeply than the server reads"
+        return Fault(types.INVALID_REQUEST, found, why)
     if not isinstance(value, dict):
         what = "a batch (JSON array)" if isinstance(value, list) else "not a JSON object"
         return Fault(types.INVALID_REQUEST, None, f"Invalid Request: {what}")

@@ -177,3 +177,39 @@ def test_blank_lines_are_skipped():
         return got
 
     assert anyio.run(first) == '{"x": 1}\n'
+
+
+def test_a_request_nested_too_deeply_is_answered_on_its_own_id(
+    tmp_path, project, data_root, started
+):
+    """Valid JSON 1,000 levels deep: the client waited forever for an answer with id null."""
+    server = spawn_server(tmp_path, project, data_root, started)
+    server.initialize()
+    deep = '{"x":' * 1000 + "1" + "}" * 1000
+    send_raw(
+        server,
+        '{"jsonrpc": "2.0", "id": 42, "method": "tools/call", '
+        f'"params": {{"name": "ctx_stats", "arguments": {{"deep": {deep}}}}}}}',
+    )
+    answer = server.response(42)
+    assert answer["error"]["code"] == -32600
+    assert "nested more deeply" in answer["error"]["message"]
+
+
+def test_a_request_before_initialize_says_so(tmp_path, project, data_root):
+    pre = {"jsonrpc": "2.0", "id": 7, "method": "tools/list"}
+    init = {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": INIT}
+    done = subprocess.run(
+        [sys.executable, "-m", "ctxmode", "serve"],
+        input=(json.dumps(pre) + "\n" + json.dumps(init) + "\n").encode(),
+        capture_output=True,
+        env=server_env(data_root, tmp_path / "home"),
+        cwd=tmp_path,
+        timeout=60,
+        check=False,
+    )
+    answers = {a["id"]: a for a in map(json.loads, done.stdout.splitlines())}
+    error = answers[7]["error"]
+    assert error["code"] == -32602
+    assert "not initialized" in error["message"] and "initialize" in error["data"]
+    assert "result" in answers[1]
