@@ -7,6 +7,7 @@ the project directory as its working directory, as a shell command does: relativ
 compiled binary, stay in the run's temp directory.
 """
 
+import contextlib
 import errno
 import os
 import shutil
@@ -124,7 +125,20 @@ def _confinement(project: Path) -> tuple[list[str], list[str]]:
             f"cannot resolve the Read deny rules for --isolate ({exc}); anchor the patterns "
             "to fewer directories"
         ) from exc
+    # ctxmode's own data (every project's knowledge base and sessions) is not the run's.
+    from ctxmode import paths
+
+    masked = [*masked, str(paths.data_root())]
     return masked, [str(s.path) for s in policy.sources]
+
+
+def guarded_folders(project: Path) -> list[str]:
+    """The folders inside `project` that hold the host's permission rules (existing or
+    not): a confined run may neither change nor create anything in them."""
+    from ctxmode import security
+
+    folders = {str(path.parent) for path, _ in security.settings_sources(project)}
+    return sorted(f for f in folders if Path(f).parent == project or project in Path(f).parents)
 
 
 FILE_CONTENT_MAX_BYTES = 512 * 1024 * 1024  # of a file read whole into FILE_CONTENT
@@ -208,6 +222,8 @@ def execute(
             "(CTXMODE_ISOLATE): use a folder inside the project"
         )
     masked, read_only = _confinement(project) if isolated else ([], [])
+    guarded = guarded_folders(project) if isolated else []
+    placeholders = [f for f in guarded if not os.path.lexists(f)]  # made for the run
     workdir = make_workdir(project)
     keep_workdir = False
     try:
@@ -230,6 +246,7 @@ def execute(
                 network=network_allowed(request.network),
                 masked=masked,
                 read_only=read_only,
+                guarded=guarded,
             )
 
         argv = [*runtime.argv, str(script)]
@@ -271,6 +288,9 @@ def execute(
     finally:
         if not keep_workdir:
             shutil.rmtree(workdir, ignore_errors=True)
+        for folder in placeholders:  # the empty mount point bubblewrap made, if still empty
+            with contextlib.suppress(OSError):
+                os.rmdir(folder)
     result = ExecResult(
         language=language,
         runtime=runtime.name,

@@ -23,6 +23,7 @@ plainly and the caller refuses to run rather than silently running unconfined.
 
 import os
 import shutil
+import stat
 import subprocess
 import sys
 import tempfile
@@ -101,6 +102,44 @@ def isolation_problem() -> str | None:
     return None
 
 
+SOCKET_ROOTS = ("/run", "/var/run", "/tmp", "/dev/shm")
+SOCKET_DEPTH = 3  # folders below a root looked into for Unix sockets
+SOCKET_SCAN_MAX = 5000  # directory entries looked at, at most
+
+
+def host_sockets(skip: Iterable[Path] = ()) -> list[str]:
+    """Unix socket files of the host (a Docker daemon, an SSH agent, a display server, a
+    session bus) under the usual places, outside `skip`: a confined run must not reach
+    them through the read-only file system (a socket still accepts a connection)."""
+    roots = [*SOCKET_ROOTS, os.environ.get("XDG_RUNTIME_DIR", "")]
+    skipped = [Path(p) for p in skip]
+    found: list[str] = []
+    seen: set[str] = set()
+    budget = SOCKET_SCAN_MAX
+    stack = [(r, 0) for r in roots if r and os.path.isdir(r)]
+    while stack and budget > 0:
+        folder, depth = stack.pop()
+        real = os.path.realpath(folder)
+        if real in seen or _inside(real, skipped):
+            continue
+        seen.add(real)
+        try:
+            entries = list(os.scandir(folder))
+        except OSError:
+            continue
+        for entry in entries[:budget]:
+            budget -= 1
+            try:
+                if entry.is_dir(follow_symlinks=False):
+                    if depth < SOCKET_DEPTH:
+                        stack.append((entry.path, depth + 1))
+                elif stat.S_ISSOCK(entry.stat(follow_symlinks=False).st_mode):
+                    found.append(entry.path)
+            except OSError:  # noqa: PERF203 - it may be gone meanwhile
+                continue
+    return found
+
+
 def _inside(path: str, folders: Iterable[Path]) -> bool:
     return any(path == str(f) or path.startswith(str(f).rstrip("/") + "/") for f in folders)
 
@@ -114,13 +153,18 @@ def confine(
     network: bool,
     masked: Sequence[str] = (),
     read_only: Sequence[str] = (),
+    guarded: Sequence[str] = (),
 ) -> list[str]:
     """`argv` wrapped in bubblewrap.
 
     ``masked``: paths to hide (`ctxmode.security.denied_paths`); one that holds the
     project or the temp directory is hidden around them, the rest after them, so neither
     a parent nor a child of a writable directory escapes. ``read_only``: files inside the
-    writable directories to keep read-only (the host's settings files).
+    writable directories to keep read-only (the host's settings files). ``guarded``: the
+    folders that hold them (``<project>/.claude``), kept read-only whole, so that nothing
+    in them can be renamed, replaced or created (an existing one is bound read-only over
+    itself, a missing one becomes an empty read-only folder for the run: the caller
+    removes its mount point after). The host's Unix sockets are masked (`host_sockets`).
 
     Raises:
         EnvironmentProblem: confinement is unavailable here (message says why).
@@ -137,6 +181,14 @@ def confine(
     around = [p for p in real if any(_inside(str(w), [Path(p)]) for w in writable)]
     after = [p for p in real if p not in around]
     keep = [p for p in read_only if os.path.isfile(p) and _inside(p, writable)]
+    folders: list[str] = []
+    for folder in guarded:
+        if _inside(folder, writable) and not os.path.islink(folder):
+            if os.path.isdir(folder):
+                folders += ["--ro-bind", folder, folder]
+            elif not os.path.exists(folder):
+                folders += ["--tmpfs", folder, "--remount-ro", folder]
+    sockets = host_sockets(skip=writable)
     return [
         *_base(bwrap, network),
         *(arg for p in around for arg in ("--tmpfs", p)),
@@ -148,7 +200,9 @@ def confine(
         str(workdir),
         *(arg for p in around for arg in ("--remount-ro", p)),
         *(arg for p in keep for arg in ("--ro-bind", p, p)),
+        *folders,
         *_masks(after),
+        *(arg for p in sockets for arg in ("--dev-bind", "/dev/null", p)),
         "--chdir",
         str(cwd),
         "--",

@@ -284,3 +284,59 @@ def test_a_denied_parent_of_the_project_hides_the_rest_but_not_the_project(
     result = run("shell", code, isolate=True)
     assert result.stdout == "hidden\nmade\n", result.stderr
     assert (project / "here.txt").read_text(encoding="utf-8") == "made\n"
+
+
+@needs_isolation
+def test_the_settings_folder_cannot_be_renamed_replaced_or_added_to(run, guarded):
+    """`mv .claude .claude_old && mkdir .claude && echo '{}' > .claude/settings.json` left
+    the next run without its rules; settings.local.json could be created with the host's
+    bypassPermissions."""
+    code = (
+        "mv .claude .claude_old || echo no-rename\n"
+        "echo '{}' > .claude/settings.local.json || echo no-create\n"
+        "rm .claude/settings.json || echo no-remove\n"
+    )
+    result = run("shell", code, isolate=True)
+    assert result.stdout == "no-rename\nno-create\nno-remove\n", result.stderr
+    assert sorted(p.name for p in (guarded / ".claude").iterdir()) == ["settings.json"]
+    assert not (guarded / ".claude_old").exists()
+
+
+@needs_isolation
+def test_a_missing_settings_folder_cannot_be_created_and_is_not_left_behind(run, project):
+    code = "mkdir -p .claude && echo '{}' > .claude/settings.local.json && echo created"
+    result = run("shell", code, isolate=True)
+    assert "created" not in result.stdout
+    assert not (project / ".claude").exists()  # the run's mount point, removed
+
+
+@needs_isolation
+def test_a_host_unix_socket_cannot_be_reached(run, tmp_path):
+    """The read-only file system still let a confined run connect to the host's sockets
+    (a Docker daemon is root on the host)."""
+    path = Path(tempfile.mkdtemp(prefix="ctxmode-sock-", dir="/tmp")) / "host.sock"
+    server = socket.socket(socket.AF_UNIX)
+    server.bind(str(path))
+    server.listen(1)
+    try:
+        code = (
+            "import socket\nc = socket.socket(socket.AF_UNIX)\n"
+            f"try:\n    c.connect({str(path)!r})\n    print('CONNECTED')\n"
+            "except OSError as exc:\n    print('REFUSED', type(exc).__name__)\n"
+        )
+        result = run("python", code, isolate=True, network=True)
+        assert result.stdout.startswith("REFUSED"), result.stdout + result.stderr
+    finally:
+        server.close()
+        path.unlink()
+        path.parent.rmdir()
+
+
+@needs_isolation
+def test_ctxmode_s_own_data_is_hidden_from_a_confined_run(run, tmp_path, monkeypatch):
+    data = tmp_path / "ctxdata"
+    (data / "content").mkdir(parents=True)
+    (data / "content" / "other-project.db").write_text("someone else's knowledge\n")
+    monkeypatch.setenv("CTXMODE_DIR", str(data))
+    result = run("shell", f"cat {data}/content/other-project.db || echo hidden", isolate=True)
+    assert result.stdout == "hidden\n"
