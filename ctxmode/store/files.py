@@ -7,7 +7,7 @@ import hashlib
 import os
 import re
 import stat
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -77,14 +77,30 @@ def looks_binary(head: bytes) -> bool:
     return bad / len(head) > 0.1 or head.decode("utf-8", "replace").count("\ufffd") > len(head) / 20
 
 
+def opened_path(fd: int, fallback: Path) -> str:
+    """The path of the file open on `fd`, as the kernel knows it (Linux, else `fallback`
+    resolved): a symlink swapped after the open does not change it."""
+    try:
+        return os.readlink(f"/proc/self/fd/{fd}")
+    except OSError:
+        return os.path.realpath(fallback)
+
+
 def read_text_file(
-    path: Path, max_bytes: int = MAX_FILE_BYTES, *, over: str = "raise it with --max-file-size"
+    path: Path,
+    max_bytes: int = MAX_FILE_BYTES,
+    *,
+    over: str = "raise it with --max-file-size",
+    denied: "Callable[[str], bool] | None" = None,
 ) -> FileText:
-    """Read one regular text file, bound to one descriptor (no check/use race).
+    """Read one regular text file, bound to one descriptor (no check/use race). `denied`
+    judges the file that was opened (its real path), not the name given: a symlink a
+    confined run flips between a check and the read cannot smuggle in a denied file.
 
     Raises:
         NotFoundError: no such file.
-        InputError: not a regular file, unreadable, binary, or larger than `max_bytes`.
+        InputError: not a regular file, unreadable, binary, larger than `max_bytes`, or
+            (with `denied`) a file the rules deny.
     """
     try:
         fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
@@ -100,6 +116,9 @@ def read_text_file(
     if not stat.S_ISREG(info.st_mode):
         os.close(fd)
         raise InputError(f"refusing to index {path}: not a regular file")
+    if denied is not None and denied(opened_path(fd, path)):
+        os.close(fd)
+        raise InputError(f"refusing to index {path}: a Read deny rule matches the file it opens")
     with os.fdopen(fd, "rb") as handle:
         if info.st_size > max_bytes:
             raise InputError(

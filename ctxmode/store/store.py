@@ -385,7 +385,7 @@ class ContentStore:
                 continue
             limit = max(MAX_FILE_BYTES, source.file_size or 0)
             try:
-                read = read_text_file(Path(source.file_path), limit)
+                read = read_text_file(Path(source.file_path), limit, denied=self.deny)
             except (CtxError, OSError):
                 report.missing.append(source.label)
                 continue
@@ -594,7 +594,7 @@ class ContentStore:
             if info is not None and stat.S_ISREG(info.st_mode) and info.st_size <= limit:
                 if _same_stat(known, info):
                     return self._unchanged(known, label, session_id)
-        read = read_text_file(resolved, limit, over=over)
+        read = read_text_file(resolved, limit, over=over, denied=self.deny)
         if known is not None and read.sha256 == known["content_hash"]:
             self._touch(label, read)
             return self._unchanged(known, label, session_id)
@@ -814,7 +814,9 @@ class ContentStore:
                 report.dropped.append(label)
                 continue
             try:
-                read = read_text_file(Path(path), max(MAX_FILE_BYTES, row["file_size"] or 0))
+                read = read_text_file(
+                    Path(path), max(MAX_FILE_BYTES, row["file_size"] or 0), denied=self.deny
+                )
             except (CtxError, OSError):  # binary or unreadable now: keep the cached copy
                 report.failed.append(label)
                 continue

@@ -228,3 +228,24 @@ def test_a_multibyte_character_cut_by_the_sniff_window_is_still_text(tmp_path):
     path = tmp_path / "utf8.txt"
     path.write_bytes(("a" * 8191 + "é" * 10).encode())
     assert read_text_file(path).text.endswith("é" * 10)
+
+
+def test_the_deny_check_judges_the_file_opened_not_the_name_given(tmp_path):
+    """A symlink flipped between a check of its name and the read indexed .env (1 in 200):
+    the check now runs on the file the descriptor holds."""
+    from ctxmode.errors import InputError
+    from ctxmode.store.files import read_text_file
+
+    (tmp_path / ".env").write_text("API_KEY=hunter2\n")
+    (tmp_path / "notes.txt").write_text("plain notes\n")
+    link = tmp_path / "innocent.txt"
+    link.symlink_to(tmp_path / ".env")  # already flipped when the read opens it
+
+    def denied(path: str) -> bool:
+        return path.endswith("/.env")
+
+    with pytest.raises(InputError, match="a Read deny rule matches the file it opens"):
+        read_text_file(link, denied=denied)
+    link.unlink()
+    link.symlink_to(tmp_path / "notes.txt")
+    assert read_text_file(link, denied=denied).text == "plain notes\n"
