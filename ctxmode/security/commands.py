@@ -177,13 +177,13 @@ CHECK_MAX_CHARS = 512 * 1024  # of a command or code read for the permission rul
 def too_long(policy: Policy, text: str, tools: tuple[str, ...]) -> Verdict | None:
     """Ask about (deny, when the policy fails closed) a command or code longer than
     `CHECK_MAX_CHARS` while deny or ask rules of `tools` are in force: reading 25 MB of it
-    took half a minute and 2 GB, and a check that cannot read it must not allow it. None
-    when it is short enough, or nothing is guarded."""
+    took half a minute and 2 GB, and a check that cannot read it must not allow it. NONE
+    (not read) when no such rule is in force; None when it is short enough to read."""
     if len(text) <= CHECK_MAX_CHARS:
         return None
     guarded = [r for t in tools for r in policy.rules_for(t) if r.kind is not Decision.ALLOW]
-    if not guarded:
-        return None
+    if not guarded:  # nothing to enforce: not read either
+        return Verdict(Decision.NONE, Subject.UNCHECKED)
     decision = Decision.DENY if policy.fail_closed else Decision.ASK
     why = (
         f"{len(text):,} characters are more than the {CHECK_MAX_CHARS:,} the permission"
