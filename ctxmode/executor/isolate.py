@@ -21,12 +21,14 @@ bubblewrap is missing, or the kernel refuses it namespaces, `isolation_problem` 
 plainly and the caller refuses to run rather than silently running unconfined.
 """
 
+import itertools
 import os
 import shutil
 import stat
 import subprocess
 import sys
 import tempfile
+from collections import deque
 from collections.abc import Iterable, Sequence
 from functools import cache
 from pathlib import Path
@@ -104,35 +106,38 @@ def isolation_problem() -> str | None:
 
 SOCKET_ROOTS = ("/run", "/var/run", "/tmp", "/dev/shm")
 SOCKET_DEPTH = 3  # folders below a root looked into for Unix sockets
-SOCKET_SCAN_MAX = 5000  # directory entries looked at, at most
+SOCKET_SCAN_MAX = 20_000  # directory entries looked at in all, at most
+SOCKET_FOLDER_MAX = 1_000  # of one folder (a full /tmp does not starve the others)
 
 
 def host_sockets(skip: Iterable[Path] = ()) -> list[str]:
     """Unix socket files of the host (a Docker daemon, an SSH agent, a display server, a
     session bus) under the usual places, outside `skip`: a confined run must not reach
-    them through the read-only file system (a socket still accepts a connection)."""
+    them through the read-only file system (a socket still accepts a connection).
+    Breadth first, so the shallow places are all looked at before the deep ones."""
     roots = [*SOCKET_ROOTS, os.environ.get("XDG_RUNTIME_DIR", "")]
     skipped = [Path(p) for p in skip]
     found: list[str] = []
     seen: set[str] = set()
     budget = SOCKET_SCAN_MAX
-    stack = [(r, 0) for r in roots if r and os.path.isdir(r)]
-    while stack and budget > 0:
-        folder, depth = stack.pop()
+    queue = deque((r, 0) for r in roots if r and os.path.isdir(r))
+    while queue and budget > 0:
+        folder, depth = queue.popleft()
         real = os.path.realpath(folder)
         if real in seen or _inside(real, skipped):
             continue
         seen.add(real)
         try:
-            entries = list(os.scandir(folder))
+            with os.scandir(folder) as listing:
+                entries = list(itertools.islice(listing, min(budget, SOCKET_FOLDER_MAX)))
         except OSError:
             continue
-        for entry in entries[:budget]:
-            budget -= 1
+        budget -= len(entries)
+        for entry in entries:
             try:
                 if entry.is_dir(follow_symlinks=False):
                     if depth < SOCKET_DEPTH:
-                        stack.append((entry.path, depth + 1))
+                        queue.append((entry.path, depth + 1))
                 elif stat.S_ISSOCK(entry.stat(follow_symlinks=False).st_mode):
                     found.append(entry.path)
             except OSError:  # noqa: PERF203 - it may be gone meanwhile

@@ -226,6 +226,7 @@ def ctx_index(state: ServerState, args: dict[str, Any], call: Call) -> Reply:
                 max_bytes=FILE_MAX_BYTES,
                 over=f"ctx_index reads at most {FILE_MAX_BYTES >> 20} MB of one file: split it,"
                 " e.g. with ctx_execute running `split -C 32m FILE part-`, and index the parts",
+                denied=security.path_deny_check(policy, state.project_dir),
             )
             call.meter.handled = call.meter.indexed = report.bytes
             return _indexed(report.chunks, report.code_chunks, report.label), False

@@ -559,9 +559,12 @@ class ContentStore:
         max_bytes: int | None = None,
         session_id: str = "",
         over: str = "raise it with --max-file-size",
+        denied: DenyCheck | None = None,
     ) -> IndexReport:
         """Index one regular text file; the label defaults to its absolute path. `over`:
-        what the message about a file over `max_bytes` tells the caller to do.
+        what the message about a file over `max_bytes` tells the caller to do. `denied`
+        judges the file the read opens (`files.read_text_file`): the caller's check of
+        the name cannot be raced by a symlink swapped in between.
 
         Raises:
             NotFoundError, InputError: see `files.read_text_file`; InputError also for a
@@ -594,7 +597,7 @@ class ContentStore:
             if info is not None and stat.S_ISREG(info.st_mode) and info.st_size <= limit:
                 if _same_stat(known, info):
                     return self._unchanged(known, label, session_id)
-        read = read_text_file(resolved, limit, over=over, denied=self.deny)
+        read = read_text_file(resolved, limit, over=over, denied=denied)
         if known is not None and read.sha256 == known["content_hash"]:
             self._touch(label, read)
             return self._unchanged(known, label, session_id)

@@ -311,10 +311,12 @@ def test_a_missing_settings_folder_cannot_be_created_and_is_not_left_behind(run,
 
 
 @needs_isolation
-def test_a_host_unix_socket_cannot_be_reached(run, tmp_path):
+def test_a_host_unix_socket_cannot_be_reached(run, monkeypatch):
     """The read-only file system still let a confined run connect to the host's sockets
     (a Docker daemon is root on the host)."""
-    path = Path(tempfile.mkdtemp(prefix="ctxmode-sock-", dir="/tmp")) / "host.sock"
+    runtime = Path(tempfile.mkdtemp(prefix="ctxmode-run-", dir="/tmp"))
+    monkeypatch.setenv("XDG_RUNTIME_DIR", str(runtime))  # a session's socket folder
+    path = runtime / "host.sock"
     server = socket.socket(socket.AF_UNIX)
     server.bind(str(path))
     server.listen(1)
