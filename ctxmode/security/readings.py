@@ -9,6 +9,7 @@ wrappers (``sudo``, ``env``, ``timeout``, ``nohup``, ``xargs`` ...). Scripts han
 
 import os
 import re
+from collections.abc import Callable
 from typing import NamedTuple
 
 from ctxmode.security.code import dynamic_code, extract_shell_commands
@@ -59,6 +60,8 @@ def _inner_scripts(seg: _Segment) -> list[tuple[str, str]]:
             found.extend([("shell", " ".join(inner))] if inner else [])
         elif name in ("find", "fd"):
             found.extend(("shell", code) for code in _find_exec(args))
+        elif name in _RUNS_COMMANDS:
+            found.extend(("shell", code) for code in _RUNS_COMMANDS[name](args))
         else:
             spec = _INTERPRETERS.get(re.sub(r"[\d.]+$", "", name))
             if spec is not None:
@@ -86,6 +89,92 @@ def _shell_c_scripts(name: str, args: list[str]) -> list[str]:
         elif not a.startswith(("-", "+")):
             return [a] if has_c else []
     return []
+
+
+def _option_scripts(options: frozenset[str]) -> "Callable[[list[str]], list[str]]":
+    return lambda args: _option_values(args, options)
+
+
+_AWK_SYSTEM = re.compile(r"""\bsystem\s*\(\s*"((?:[^"\\]|\\.)*)"|\|\s*getline|"([^"]*)"\s*\|""")
+_SED_E = re.compile(r"(?:^|;|\n)\s*(?:\d+|/[^/]*/)?\s*e\s+(.+?)(?:;|$)", re.M)
+_GIT_ALIAS = re.compile(r"^alias\.[\w.-]+=!(.*)$", re.S)
+_VIM_BANG = re.compile(r"^\s*:?\s*!(.*)$", re.S)
+
+
+def _awk(args: list[str]) -> list[str]:
+    """The commands an awk program runs (``system("...")``, ``"cmd" | getline``)."""
+    program = next((a for a in args if not a.startswith("-")), "")
+    out = []
+    for m in _AWK_SYSTEM.finditer(program):
+        if m.group(1) is not None:
+            out.append(m.group(1))
+        elif m.group(2) is not None:
+            out.append(m.group(2))
+    return out
+
+
+def _sed(args: list[str]) -> list[str]:
+    """The commands of a sed script's ``e`` command (GNU sed runs them)."""
+    scripts = _option_values(args, _options("-e --expression"))
+    if not scripts:  # no -e: the first word that is no option is the script
+        scripts = [next((a for a in args if not a.startswith("-")), "")]
+    return [m.group(1) for script in scripts for m in _SED_E.finditer(script)]
+
+
+def _tar(args: list[str]) -> list[str]:
+    """``--checkpoint-action=exec=CMD``, ``--to-command=CMD``, ``--use-compress-program``."""
+    out = []
+    for a in args:
+        key, _, value = a.partition("=")
+        if key == "--checkpoint-action" and value.startswith("exec="):
+            out.append(value[len("exec=") :])
+        elif key in ("--to-command", "--use-compress-program", "--info-script", "-F") and value:
+            out.append(value)
+    return out
+
+
+def _git(args: list[str]) -> list[str]:
+    """``git -c alias.x='!cmd' x``, ``-c core.pager=cmd``, ``-c core.sshCommand=cmd``."""
+    out = []
+    for value in _option_values(args, _options("-c --config-env")):
+        alias = _GIT_ALIAS.match(value)
+        key, _, command = value.partition("=")
+        if alias:
+            out.append(alias.group(1))
+        elif key.lower() in ("core.pager", "core.sshcommand", "core.editor", "core.fsmonitor"):
+            out.append(command)
+    return out
+
+
+def _vim(args: list[str]) -> list[str]:
+    """``vim -c '!cmd'`` and ``+'!cmd'``."""
+    commands = _option_values(args, _options("-c --cmd"))
+    commands += [a[1:] for a in args if a.startswith("+")]
+    return [m.group(1) for c in commands if (m := _VIM_BANG.match(c))]
+
+
+def _mapfile(args: list[str]) -> list[str]:
+    """``mapfile -C callback``: the callback runs as a command."""
+    return _option_values(args, _options("-C"))
+
+
+_RUNS_COMMANDS: "dict[str, Callable[[list[str]], list[str]]]" = {
+    "script": _option_scripts(_options("-c --command")),
+    "flock": _option_scripts(_options("-c --command")),
+    "awk": _awk,
+    "gawk": _awk,
+    "mawk": _awk,
+    "nawk": _awk,
+    "sed": _sed,
+    "tar": _tar,
+    "git": _git,
+    "vim": _vim,
+    "vi": _vim,
+    "nvim": _vim,
+    "ex": _vim,
+    "mapfile": _mapfile,
+    "readarray": _mapfile,
+}
 
 
 def _find_exec(args: list[str]) -> list[str]:

@@ -38,6 +38,20 @@ _WRAPPERS: dict[str, tuple[frozenset[str], int]] = {
     "ionice": (_options("-c -n -p -P -u --class --classdata"), 0),
     "watch": (_options("-n --interval"), 0),
     "unbuffer": (frozenset(), 0),
+    "setsid": (frozenset(), 0),
+    "taskset": (frozenset(), 1),  # taskset MASK cmd (-c LIST cmd: LIST is its one value)
+    "flock": (_options("-w -E -c --timeout --conflict-exit-code --command"), 1),
+    "chrt": (_options("-T -P -D --sched-runtime --sched-period --sched-deadline"), 1),
+    "strace": (_options("-e -o -p -s -u -E -I -a -b -O -P -S -X --output --signal"), 0),
+    "ltrace": (_options("-e -o -p -s -u -a -n --output"), 0),
+    "firejail": (frozenset(), 0),
+    "proxychains": (_options("-f"), 0),
+    "proxychains4": (_options("-f"), 0),
+    "torsocks": (frozenset(), 0),
+    "chroot": (frozenset(), 1),
+    "runuser": (_options("-u -g -G --user --group --supp-group"), 0),
+    "caffeinate": (frozenset(), 0),
+    "systemd-run": (_options("-u -p -E --unit --property --setenv --uid --gid"), 0),
     "xargs": (
         _options(
             "-I -L -n -P -s -d -E -a --arg-file --delimiter --max-args --max-procs"

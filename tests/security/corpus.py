@@ -78,11 +78,25 @@ BYPASSES: dict[tuple[str, str], str] = {
     (SH, "${PATH:0:1}bin${PATH:0:1}rm -rf build"): "ask",
     (SH, '"$(which rm)" -rf build'): "ask",
     (SH, '"$@" -rf build'): "ask",
+    # --- wrappers and commands that run commands (third hostile round)
+    (SH, "awk 'BEGIN{system(\"rm -rf build\")}'"): "deny",
+    (SH, "git -c alias.x='!rm -rf build' x"): "deny",
+    (SH, "setsid rm -rf build"): "deny",
+    (SH, "taskset 0x1 rm -rf build"): "deny",
+    (SH, "flock /tmp/lock -c 'rm -rf build'"): "deny",
+    (SH, "chrt 10 rm -rf build"): "deny",
+    (SH, "strace -f -o /dev/null rm -rf build"): "deny",
+    (SH, "script -q -c 'rm -rf build' /dev/null"): "deny",
+    (SH, "sed -n '1e rm -rf build' README.md"): "deny",
+    (
+        SH,
+        "tar cf /dev/null README.md --checkpoint=1 --checkpoint-action=exec='rm -rf build'",
+    ): "deny",
+    (SH, "vim -c '!rm -rf build' -c q"): "deny",
+    (SH, "mapfile -C 'rm -rf build' -c 1 < README.md"): "deny",
     # --- commands the text does not show: known misses
     (SH, "IFS=,; CMD=rm,-rf,build; $CMD"): "none",
     (SH, "xargs -I{} sh -c '{}' <<< 'rm -rf build'"): "none",
-    (SH, "awk 'BEGIN{system(\"rm -rf build\")}'"): "none",
-    (SH, "git -c alias.x='!rm -rf build' x"): "none",
     (SH, "make -f <(echo 'all:; rm -rf build')"): "none",
     (SH, "printf 'rm -rf build' > x.sh; sh x.sh"): "none",
     # --- Python and JavaScript
