@@ -35,7 +35,9 @@ _CALLS: dict[str, tuple[tuple[str, str], ...]] = {
             r"|create_subprocess_shell|create_subprocess_exec)\s*\(",
             "argv",
         ),
-        (r"\b(?:exec[lv]p?e?|spawn[lv]p?e?|posix_spawnp?)\s*\(", "argv"),
+        (r"\b(?:exec[lv]p?e?|posix_spawnp?)\s*\(", "argv"),
+        (r"\bspawn[lv]p?e?\s*\(", "argv-1"),  # os.spawnlp(mode, file, arg0, ...)
+        (r"\bexecutable\s*=\s*(?=[rRbBuU]{0,2}['\"])", "bare"),  # Popen(..., executable=...)
     ),
     "javascript": (
         (r"\b(?:exec|execSync)\s*\(", "command"),
@@ -243,7 +245,13 @@ _GETATTR = re.compile(r"""\bgetattr\s*\(\s*([\w.]+(?:\([^()]*\))?)\s*,\s*(['"])(
 _SUBSCRIPT = re.compile(r"""\[\s*(['"])([A-Za-z_$][\w$]*)\1\s*\]""")
 # ``from os import system as run`` (Python), ``const { execSync: run } = ...`` (JavaScript)
 _PY_ALIAS = re.compile(r"\b(\w+)\s+as\s+(\w+)")
-_JS_ALIAS = re.compile(r"\b(exec|execSync|execFile|execFileSync|spawn|spawnSync)\s*:\s*(\w+)")
+_JS_ALIAS = re.compile(
+    r"\b(exec|execSync|execFile|execFileSync|spawn|spawnSync)\s*(?::|\bas\b)\s*(\w+)"
+)
+# ``vars(os)['system']``, ``os.__dict__['system']``: ``os.system``
+_PY_NAMESPACE = re.compile(
+    r"""\b(?:vars\s*\(\s*([\w.]+)\s*\)|([\w.]+)\.__dict__)\s*\[\s*(['"])(\w+)\3\s*\]"""
+)
 
 
 def _aliases(pattern: re.Pattern[str], code: str) -> str:
@@ -271,6 +279,7 @@ def _normalised(language: str, code: str) -> str:
         if not merged:
             break
     if language == "python":
+        code = _PY_NAMESPACE.sub(lambda m: f"{m.group(1) or m.group(2)}.{m.group(4)}", code)
         return _aliases(_PY_ALIAS, _GETATTR.sub(r"\1.\3", code))
     return _aliases(_JS_ALIAS, _SUBSCRIPT.sub(r".\2", code))
 
@@ -294,6 +303,10 @@ _DYNAMIC: dict[str, tuple[tuple[str, str], ...]] = {
         (r"(?<![\w.$])eval\s*\(", "evaluates code built at run time"),
         (r"\bnew\s+Function\s*\(", "evaluates code built at run time"),
         (r"(?<![\w.$])(?:require|import)\s*\(", "loads a module named at run time"),
+        (
+            r"=\s*[\w$.]*\.(?:exec|execSync|execFile|execFileSync|spawn|spawnSync)\s*(?=[;,)\n]|$)",
+            "passes a process function around as a value",
+        ),
     ),
 }
 _DYNAMIC["typescript"] = _DYNAMIC["javascript"]

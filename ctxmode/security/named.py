@@ -54,7 +54,7 @@ MAX_NAMES = 2000  # names checked per request: hostile input cannot make it slow
 _GLOB_HITS = 256
 _INPUT_OPS = frozenset({"<", "<>"})
 _HOME_VAR = re.compile(r"\$(?:HOME\b|\{HOME\})")
-_PWD_VAR = re.compile(r"\$(?:PWD\b|\{PWD\})")
+_PWD_VAR = re.compile(r"\$(?:PWD\b|\{PWD\})|^~\+(?=/|$)")  # ~+ is $PWD too
 _BRACES = re.compile(r"\{([^{}$]*,[^{}$]*)\}")
 _JOIN_CALL = re.compile(
     r"\b(?:join|Join|Combine|Path|PurePath|PosixPath|joinpath|resolve|File|get|of)\s*\("
@@ -169,7 +169,54 @@ def _code_names(language: str, code: str) -> list[str]:
         literal = [string_re.fullmatch(a.strip()) for a in args]
         if len(args) > 1 and all(literal):
             names.append("/".join(_unquote(x) for x in literal if x))
+    if lang in ("python", "py"):
+        names.extend(_python_constants(code))
     return [n for n in names if n and "\n" not in n and "\0" not in n and len(n) <= 4096]
+
+
+def _python_constants(code: str) -> list[str]:
+    """Every string constant of Python `code` as Python reads it: escapes decoded
+    (``'.\\x65nv'``, ``'\\056env'``, ``'\\N{FULL STOP}env'``), adjacent literals joined
+    (``'.e' 'nv'``), backslash-newlines gone. Nothing when it does not parse."""
+    import ast
+    import warnings
+
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # invalid escape sequences in the code
+            tree = ast.parse(code)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return []
+    names_only: set[int] = set()  # constants only tested or named, as `_names_only_use`
+    for node in ast.walk(tree):
+        if not (isinstance(node, ast.Call) and len(node.args) == 1):
+            continue
+        func = node.func
+        called = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", "")
+        if called in _PY_NAMES_ONLY:
+            names_only.add(id(node.args[0]))
+    for node in ast.walk(tree):  # Path('.env').exists()
+        if (
+            isinstance(node, ast.Attribute)
+            and node.attr in _PY_PATH_TESTS
+            and isinstance(node.value, ast.Call)
+            and getattr(node.value.func, "id", "") in ("Path", "PurePath", "PosixPath")
+            and len(node.value.args) == 1
+        ):
+            names_only.add(id(node.value.args[0]))
+    return [
+        node.value
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Constant)
+        and isinstance(node.value, str)
+        and id(node) not in names_only
+    ]
+
+
+_PY_NAMES_ONLY = frozenset(
+    "exists isfile isdir islink lexists remove unlink rmdir basename dirname splitext".split()
+)
+_PY_PATH_TESTS = frozenset({"exists", "is_file", "is_dir", "is_symlink", "unlink"})
 
 
 def _names(language: str, code: str, project: Path) -> Iterator[tuple[str, str, Path]]:

@@ -35,13 +35,43 @@ _ENV_SPLIT = _options("-S --split-string")
 
 
 def _readings(seg: _Segment) -> tuple[str, ...]:
-    """Every text a deny or ask rule is tried on, for one segment."""
+    """Every text a deny or ask rule is tried on, for one segment: as written, with each
+    wrapper peeled, a path's program by its name, and a command name the shell would
+    expand (``{rm,-rf,x}``, ``/bin/r?``) as what it expands to."""
     seen = dict.fromkeys([seg.text, " ".join(w.value for w in seg.words)])
     for words in _peeled(_command_words(seg)):
-        seen[" ".join(words)] = None
-        if "/" in words[0]:
-            seen[" ".join([os.path.basename(words[0]), *words[1:]])] = None
+        for expanded in _expanded_names(words):
+            seen[" ".join(expanded)] = None
+            if "/" in expanded[0]:
+                seen[" ".join([os.path.basename(expanded[0]), *expanded[1:]])] = None
     return tuple(t for t in seen if t)
+
+
+_BRACE_LIST = re.compile(r"^\{([^{}]*,[^{}]*)\}$")
+_GLOB_CHARS = frozenset("*?[")
+_NAME_GLOB_HITS = 16
+
+
+def _expanded_names(words: list[str]) -> list[list[str]]:
+    """`words`, and what the shell makes of a first word that is a brace list (its items
+    become words) or a glob (each program it matches, on its path or in $PATH)."""
+    out = [words]
+    first = words[0]
+    braces = _BRACE_LIST.match(first)
+    if braces:
+        out.append([*braces.group(1).split(","), *words[1:]])
+    if _GLOB_CHARS & set(first):
+        import glob
+
+        folders = [""] if "/" in first else os.environ.get("PATH", os.defpath).split(os.pathsep)
+        hits: list[str] = []
+        for folder in folders:
+            pattern = first if not folder else os.path.join(folder, first)
+            hits.extend(glob.glob(pattern))
+            if len(hits) >= _NAME_GLOB_HITS:
+                break
+        out.extend([hit, *words[1:]] for hit in hits[:_NAME_GLOB_HITS])
+    return out
 
 
 def _inner_scripts(seg: _Segment) -> list[tuple[str, str]]:
@@ -53,6 +83,8 @@ def _inner_scripts(seg: _Segment) -> list[tuple[str, str]]:
             found.extend(("shell", code) for code in _shell_c_scripts(name, args))
         elif name == "eval" and args:
             found.append(("shell", " ".join(args)))
+        elif name == "trap" and args and not args[0].startswith("-"):
+            found.append(("shell", args[0]))  # trap 'cmd' EXIT runs cmd
         elif name == "env":
             found.extend(("shell", v) for v in _option_values(args, _ENV_SPLIT))
         elif name == "watch":

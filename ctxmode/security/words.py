@@ -39,6 +39,7 @@ _WRAPPERS: dict[str, tuple[frozenset[str], int]] = {
     "watch": (_options("-n --interval"), 0),
     "unbuffer": (frozenset(), 0),
     "setsid": (frozenset(), 0),
+    "coproc": (frozenset(), 0),
     "taskset": (frozenset(), 1),  # taskset MASK cmd (-c LIST cmd: LIST is its one value)
     "flock": (_options("-w -E -c --timeout --conflict-exit-code --command"), 1),
     "chrt": (_options("-T -P -D --sched-runtime --sched-period --sched-deadline"), 1),
