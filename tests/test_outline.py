@@ -197,7 +197,7 @@ error: could not compile `demo` (bin "demo") due to 1 previous error
 """
 
 ESLINT = """
-/work/app/src/index.js
+/home/dev/app/src/index.js
   3:7   error  'unused' is assigned a value but never used  no-unused-vars
   9:12  error  'fetchData' is not defined                   no-undef
 
@@ -243,7 +243,7 @@ ESLINT = """
             ESLINT,
             "compiler",
             [
-                "/work/app/src/index.js 3:7   error  'unused'",
+                "/home/dev/app/src/index.js 3:7   error  'unused'",
                 "no-undef",
                 "✖ 2 problems (2 errors, 0 warnings)",
             ],

@@ -59,13 +59,17 @@ _BRACES = re.compile(r"\{([^{}$]*,[^{}$]*)\}")
 _JOIN_CALL = re.compile(
     r"\b(?:join|Join|Combine|Path|PurePath|PosixPath|joinpath|resolve|File|get|of)\s*\("
 )
-_NAMES_ONLY_CALL = re.compile(
-    r"\b(?:exists|isfile|isdir|islink|lexists|existsSync|remove|unlink|unlinkSync|rmSync"
-    r"|rmdir|basename|dirname|splitext|exist\?|file\?|directory\?)\s*\(\s*$"
+# Calls that only test or take apart a file's name: a literal they get names no read.
+_PY_NAMES_ONLY = frozenset(
+    "exists isfile isdir islink lexists remove unlink rmdir basename dirname splitext".split()
 )
+_NAMES_ONLY = (*sorted(_PY_NAMES_ONLY), "existsSync", "unlinkSync", "rmSync")
+_PATH_CLASSES = ("Path", "PurePath", "PosixPath")
+_PY_PATH_TESTS = frozenset({"exists", "is_file", "is_dir", "is_symlink", "unlink"})
+_NAMES_ONLY_CALL = re.compile(rf"\b(?:{'|'.join(_NAMES_ONLY)}|exist\?|file\?|directory\?)\s*\(\s*$")
 _CLOSE = re.compile(r"\s*\)")
-_PATH_CALL = re.compile(r"\b(?:Path|PurePath|PosixPath)\s*\(\s*$")
-_PATH_TEST = re.compile(r"\s*\)\s*\.\s*(?:exists|is_file|is_dir|is_symlink|unlink)\s*\(")
+_PATH_CALL = re.compile(rf"\b(?:{'|'.join(_PATH_CLASSES)})\s*\(\s*$")
+_PATH_TEST = re.compile(rf"\s*\)\s*\.\s*(?:{'|'.join(sorted(_PY_PATH_TESTS))})\s*\(")
 _STRING = r"""(?:'[^'\\\n]*'|"[^"\\\n]*")"""
 _SLASH_JOIN = re.compile(rf"({_STRING})\s*\)?\s*/\s*({_STRING})")
 
@@ -200,7 +204,7 @@ def _python_constants(code: str) -> list[str]:
             isinstance(node, ast.Attribute)
             and node.attr in _PY_PATH_TESTS
             and isinstance(node.value, ast.Call)
-            and getattr(node.value.func, "id", "") in ("Path", "PurePath", "PosixPath")
+            and getattr(node.value.func, "id", "") in _PATH_CLASSES
             and len(node.value.args) == 1
         ):
             names_only.add(id(node.value.args[0]))
@@ -211,12 +215,6 @@ def _python_constants(code: str) -> list[str]:
         and isinstance(node.value, str)
         and id(node) not in names_only
     ]
-
-
-_PY_NAMES_ONLY = frozenset(
-    "exists isfile isdir islink lexists remove unlink rmdir basename dirname splitext".split()
-)
-_PY_PATH_TESTS = frozenset({"exists", "is_file", "is_dir", "is_symlink", "unlink"})
 
 
 def _names(language: str, code: str, project: Path) -> Iterator[tuple[str, str, Path]]:
