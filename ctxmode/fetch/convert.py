@@ -48,6 +48,7 @@ BINARY_TYPES = frozenset(
     }
 )
 SNIFF_BYTES = 4096
+STRAY_NUL_SHARE = 0.01  # of the sniffed head, in a body labelled as text
 _META_CHARSET = re.compile(rb"""<meta[^>]{0,200}?charset\s*=\s*["']?\s*([\w.:-]+)""", re.I)
 _HTML_START = re.compile(
     r"^\s*(?:<!--.*?-->\s*)*<(?:!doctype\s+html|html|head|body)\b", re.I | re.S
@@ -126,7 +127,18 @@ def _is_binary(media: str, head: bytes) -> bool:
         return True
     if any(head.startswith(bom) for bom, _ in _BOMS):
         return False  # UTF-16/32 text has NUL bytes
-    return b"\x00" in head
+    nuls = head.count(b"\x00")
+    # A stray NUL in a page labelled as text is dropped, not a reason to refuse the page.
+    return nuls > (len(head) * STRAY_NUL_SHARE if _is_textual(media) else 0)
+
+
+def _is_textual(media: str) -> bool:
+    return (
+        media.startswith("text/")
+        or media in HTML_TYPES
+        or media in JSON_TYPES
+        or media.endswith(("+json", "+xml"))
+    )
 
 
 def convert(
@@ -142,8 +154,14 @@ def convert(
     """
     media = content_type.split(";", 1)[0].strip().lower()
     if _is_binary(media, body[:SNIFF_BYTES]):
+        if _is_textual(media):
+            raise UnsupportedContentError(
+                f"cannot index this {media} content: it holds binary data (NUL bytes)"
+            )
         shown = media or "binary data"
         raise UnsupportedContentError(f"cannot index {shown} content (only text, HTML and JSON)")
+    if b"\x00" in body and not any(body.startswith(bom) for bom, _ in _BOMS):
+        body = body.replace(b"\x00", b"")
     if media in HTML_TYPES:
         return _html(decode_text(body, charset, html=True), url)
     text = decode_text(body, charset)

@@ -239,7 +239,11 @@ def _evaluate_named(policy: Policy, language: str, code: str, project: Path) -> 
         if (name, base) in seen:
             continue
         seen.add((name, base))
-        if len(seen) > MAX_NAMES:
+        if len(seen) > MAX_NAMES:  # what follows is unread: never allowed unread
+            if asked is None:
+                decision = Decision.DENY if policy.fail_closed else Decision.ASK
+                why = f"names more than {MAX_NAMES:,} files; the rest could not be checked"
+                asked = Verdict(decision, Subject.NAMED_PATH, reason=why)
             break
         verdict = check_path(policy, name, base)
         if verdict.decision is Decision.DENY or (verdict.decision is Decision.ASK and not asked):

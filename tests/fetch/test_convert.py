@@ -148,3 +148,15 @@ def test_importing_the_package_loads_no_html_library():
         [sys.executable, "-c", probe], capture_output=True, text=True, encoding="utf-8", check=True
     )
     assert out.stdout.strip() == "[]"
+
+
+def test_a_stray_nul_in_a_page_is_dropped_not_a_refusal():
+    page = b"<html><body><h1>Guide</h1><p>Install with pip.\x00</p>" + b"<p>more</p>" * 20
+    converted = convert(page, "text/html")
+    assert "Install with pip." in converted.text and "\x00" not in converted.text
+
+
+def test_binary_labelled_as_html_says_so():
+    with pytest.raises(UnsupportedContentError) as info:
+        convert(b"\x00\x01\x02\x00" * 100, "text/html")
+    assert "holds binary data" in str(info.value) and "text/html" in str(info.value)

@@ -222,3 +222,15 @@ def test_denied_paths_refuse_an_unbounded_walk(files, monkeypatch):
     policy = command_policy(files, deny=["Read(**/*.key)"])
     with pytest.raises(TooManyFilesError):
         denied_paths(policy)
+
+
+def test_more_names_than_are_checked_is_asked_about_not_allowed(policy, files):
+    """Past the names a check reads, what follows is unread: it must not be allowed."""
+    from ctxmode.security.named import MAX_NAMES
+
+    filler = " ".join(f"f{i}.txt" for i in range(MAX_NAMES + 5))
+    verdict = check_named_reads(policy, "shell", f"cat {filler} .env")
+    assert verdict.decision is Decision.DENY or verdict.decision is Decision.ASK
+    short = check_named_reads(policy, "shell", "cat f1.txt f2.txt")
+    assert short.decision is Decision.NONE
+    assert "could not be checked" in (verdict.reason or "")
