@@ -24,17 +24,12 @@ from mcp.shared.exceptions import MCPError
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
 from ctxmode import __version__, paths, readiness
-from ctxmode.errors import CtxError
-from ctxmode.server import early, frames, lifecycle, meta, results, tools
+from ctxmode.server import dispatch, early, frames, lifecycle, results
 from ctxmode.server.handoff import Handoff
 from ctxmode.server.pipes import event_loop_pipes
 from ctxmode.server.state import ServerState
-from ctxmode.server.tools import Call
-from ctxmode.stats.model import Usage
 
 log = logging.getLogger("ctxmode.server")
-
-HANDLERS: dict[str, tools.Handler] = {**tools.HANDLERS, **meta.HANDLERS}
 
 INSTRUCTIONS = early.INSTRUCTIONS
 
@@ -45,7 +40,7 @@ def tool_list() -> list[types.Tool]:
 
 
 def _caller(ctx: ServerRequestContext[Any]) -> str:
-    """The flood guard's key: this client, and the agent when `_meta` names one.
+    """The flood guard's key (`early.caller_key`) for this client.
 
     A handshake-era client keeps one `initialize` for its connection, so its params
     identify it. Newer clients send no handshake; their client info names them (over
@@ -57,12 +52,7 @@ def _caller(ctx: ServerRequestContext[Any]) -> str:
         client = f"{info.name}/{info.version}" if info is not None else "client"
     else:
         client = str(id(params)) if params is not None else "client"
-    meta: dict[str, Any] = dict(ctx.meta) if ctx.meta is not None else {}
-    agent = next(
-        (f"{k}={v}" for k, v in meta.items() if "agent" in k.lower() and isinstance(v, (str, int))),
-        "",
-    )
-    return f"{client}:{agent}"
+    return early.caller_key(client, dict(ctx.meta) if ctx.meta is not None else None)
 
 
 def _client(ctx: ServerRequestContext[Any]) -> str | None:
@@ -82,53 +72,14 @@ def _result(text: str, is_error: bool, client: str | None = None) -> types.CallT
     return result
 
 
-def with_notices(text: str, notices: list[str]) -> str:
-    """The answer, after what happened to the knowledge base on the way (a damaged file
-    healed): told once, in the answer of the call that met it."""
-    if not notices:
-        return text
-    told = "\n".join(f"Note: {notice}." for notice in notices)
-    return f"{told}\n\n{text}"
-
-
-def _counted(state: ServerState, name: str, args: dict[str, Any], call: Call) -> tuple[str, bool]:
-    """Run a handler and count the call: its answer's bytes, and what it kept out.
-
-    A purge is not counted, and does not even look up the session: that would create the
-    very database it is about to delete (and report it deleted on an empty project).
-    """
-    counted = name not in meta.UNCOUNTED
-    if counted:
-        state.session_id = state.recorder.session_id()
-    try:
-        text, is_error = HANDLERS[name](state, args, call)
-    except CtxError as exc:
-        text, is_error = str(exc), True
-    text = with_notices(text, state.take_notices())
-    if not counted:
-        return text, is_error
-    returned = len(text.encode("utf-8", "surrogatepass"))
-    meter = call.meter
-    usage = Usage(
-        calls=1,
-        returned=returned,
-        sandboxed=max(0, meter.handled - returned),
-        indexed=meter.indexed,
-        cache_hits=meter.cache_hits,
-        cache_saved=meter.cache_saved,
-    )
-    state.recorder.record(name, usage, state.session_id)
-    return text, is_error
-
-
 async def _run_handler(
     state: ServerState, name: str, args: dict[str, Any], caller: str
 ) -> tuple[str, bool]:
-    with state.cancellable(until_eof=name in tools.UNTIL_EOF) as cancel:
-        call = Call(caller, cancel)
+    with state.cancellable(until_eof=name in dispatch.UNTIL_EOF) as cancel:
         try:
             return await anyio.to_thread.run_sync(
-                lambda: _counted(state, name, args, call), abandon_on_cancel=True
+                lambda: dispatch.answer(state, name, args, caller, cancel),
+                abandon_on_cancel=True,
             )
         except anyio.get_cancelled_exc_class():
             cancel.set()  # the request was cancelled: stop what it started
@@ -151,15 +102,8 @@ def build_server(state: ServerState) -> "Server[Any]":
     ) -> types.CallToolResult:
         name = params.name
         args = dict(params.arguments or {})
-        client = _client(ctx)
-        if name not in HANDLERS:
-            return _result(f"Unknown tool: {name}", True, client)
-        try:
-            text, is_error = await _run_handler(state, name, args, _caller(ctx))
-        except Exception as exc:  # a bug of ours: say so, keep serving
-            log.exception("tool %s failed", name)
-            return _result(f"Internal error in {name}: {type(exc).__name__}: {exc}", True, client)
-        return _result(text, is_error, client)
+        text, is_error = await _run_handler(state, name, args, _caller(ctx))
+        return _result(text, is_error, _client(ctx))
 
     async def empty_resources(
         ctx: ServerRequestContext[Any], params: types.PaginatedRequestParams | None

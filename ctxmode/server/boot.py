@@ -17,12 +17,11 @@ Everything this module imports, outside `_load`, is standard library or light ct
 modules (a test walks the imports).
 """
 
+import contextlib
 import errno
-import json
 import logging
 import logging.handlers
 import os
-import select
 import signal
 import sys
 import threading
@@ -32,7 +31,7 @@ from types import FrameType
 from typing import Any
 
 from ctxmode import paths, readiness
-from ctxmode.server import early, pipes
+from ctxmode.server import direct, early, pipes, upkeep
 from ctxmode.server.handoff import Handoff
 
 LOG_BYTES = 1024 * 1024
@@ -40,7 +39,6 @@ LOG_BACKUPS = 3
 # While the SDK loads in the background, hand the interpreter lock to the thread that
 # answers the client sooner than the default 5 ms.
 _EARLY_SWITCH_INTERVAL_S = 0.0005
-_READ_SIZE = 1 << 16
 
 log = logging.getLogger("ctxmode.server")
 
@@ -101,80 +99,34 @@ def setup_logging(logs_dir: Path) -> None:
 
 
 class _Loader(threading.Thread):
-    """Runs `load` once; `done_fd` becomes readable when it has finished."""
+    """Runs `load` once; `done_fd` becomes readable when it has finished (and stays so)."""
 
     def __init__(self, load: Callable[[], Any]) -> None:
         super().__init__(name="ctxmode-load", daemon=True)
         self._load = load
         self._result: Any = None
         self._error: BaseException | None = None
+        self._done = threading.Event()
         self.done_fd, self._done_w = os.pipe()
 
     def run(self) -> None:
         try:
             self._result = self._load()
-        except BaseException as exc:  # re-raised in the main thread by `value`
+        except BaseException as exc:  # re-raised where it is waited for, by `value`
             self._error = exc
         finally:
+            self._done.set()
             os.write(self._done_w, b".")
 
+    def finished(self) -> bool:
+        return self._done.is_set()
+
     def value(self) -> Any:
-        """What `load` returned (waits for it); raises what it raised."""
-        self.join()
-        os.close(self.done_fd)
-        os.close(self._done_w)
+        """What `load` returned (waits for it, from any thread); raises what it raised."""
+        self._done.wait()
         if self._error is not None:
             raise self._error
         return self._result
-
-
-def _message(line: bytes) -> object:
-    """A line as JSON, or None when it is not JSON text (the SDK answers those)."""
-    try:
-        return json.loads(line.decode("utf-8"))
-    except (ValueError, RecursionError):  # UnicodeDecodeError included; nested too deep
-        return None
-
-
-def answer_opening(
-    wire: pipes.Wire, done_fd: int, tools: list[dict[str, Any]]
-) -> tuple[bytes, list[dict[str, Any]]]:
-    """Answer the client's opening messages (`early.Opening`) until `done_fd` becomes
-    readable; return every byte read from the wire and the responses written.
-
-    Stops reading at the first message it does not answer, and at EOF: what remains is
-    the SDK's to read.
-    """
-    opening = early.Opening(tools)
-    read = bytearray()
-    partial = b""
-    answered: list[dict[str, Any]] = []
-    reading = True
-    while True:
-        watched = [wire.fd_in, done_fd] if reading else [done_fd]
-        ready, _, _ = select.select(watched, [], [])
-        if done_fd in ready:
-            return bytes(read), answered
-        chunk = os.read(wire.fd_in, _READ_SIZE)
-        if not chunk:
-            reading = False
-            continue
-        read += chunk
-        *lines, partial = (partial + chunk).split(b"\n")
-        for line in lines:
-            try:
-                response = opening.answer(_message(line))
-            except early.Unsure:
-                reading = False
-                break
-            if response is None:
-                continue
-            try:
-                wire.write(json.dumps(response, separators=(",", ":")).encode("ascii") + b"\n")
-            except OSError:  # the client is gone: the SDK meets the closed pipe too
-                reading = False
-                break
-            answered.append(response)
 
 
 def _publish(where: paths.ProjectPaths, state: str) -> tuple[Path | None, OSError | None]:
@@ -184,26 +136,31 @@ def _publish(where: paths.ProjectPaths, state: str) -> tuple[Path | None, OSErro
         return None, exc
 
 
-def _exit_on_signal(handoff: Handoff) -> None:
-    """Until the server's own handlers take over: on SIGTERM/SIGINT/SIGHUP, withdraw
-    the marker and exit (nothing has been started that would need stopping)."""
+def _exit_on_signal(stop: Callable[[], None]) -> None:
+    """Until the SDK server's own handlers take over: on SIGTERM/SIGINT/SIGHUP, `stop`."""
 
     def handler(signum: int, frame: FrameType | None) -> None:
-        if handoff.marker is not None:
-            readiness.remove_marker(handoff.marker)
-        os._exit(0)
+        log.info("signal %d received; shutting down", signum)
+        stop()
 
     for name in ("SIGTERM", "SIGINT", "SIGHUP"):
         if hasattr(signal, name):
             signal.signal(getattr(signal, name), handler)
 
 
-def _load(where: paths.ProjectPaths) -> tuple[Any, Any]:
-    """The server module (with the MCP SDK: most of the start-up) and its state."""
-    from ctxmode.server import app
+def _load_core(where: paths.ProjectPaths) -> Any:  # a `ServerState`
+    """The tools and the server's state: what the direct path needs (no SDK)."""
+    from ctxmode.server import dispatch  # noqa: F401  (loaded here, used by the calls)
     from ctxmode.server.state import ServerState
 
-    return app, ServerState(where)
+    return ServerState(where)
+
+
+def _load_sdk() -> Any:
+    """The SDK server module: most of the start-up, loaded only when needed."""
+    from ctxmode.server import app
+
+    return app
 
 
 def run(project: str | os.PathLike[str] | None = None) -> int:
@@ -221,28 +178,61 @@ def run(project: str | os.PathLike[str] | None = None) -> int:
     log.info("serving %s (pid %d)", where.project_dir, os.getpid())
     wire = pipes.claim()
     handoff = Handoff(wire, marker, parent)
-    _exit_on_signal(handoff)
-    try:
-        tools = early.tool_dicts()  # ~15 ms: the list is what clients ask right after
-        loader = _Loader(lambda: _load(where))
-        loader.start()
-        if wire is not None:
-            interval = sys.getswitchinterval()
-            sys.setswitchinterval(_EARLY_SWITCH_INTERVAL_S)
-            try:
-                handoff.prefix, handoff.answered = answer_opening(wire, loader.done_fd, tools)
-            finally:
-                sys.setswitchinterval(interval)
-        app, state = loader.value()
+    core = _Loader(lambda: _load_core(where))
+
+    def mark_ready() -> None:
+        core.value()  # a core that failed to load ends the server here, saying why
         ready, failure = _publish(where, readiness.READY)
         if failure is not None:
             log.warning("cannot mark the readiness marker ready: %s", failure)
         handoff.marker = ready or marker
+
+    def stop() -> None:
+        """End now (a signal, or the client is gone): stop every run, withdraw the marker."""
+        if core.finished():
+            with contextlib.suppress(Exception):  # a core that failed to load
+                core.value().shutdown()
+        if handoff.marker is not None:
+            readiness.remove_marker(handoff.marker)
+        logging.shutdown()
+        os._exit(0)
+
+    _exit_on_signal(stop)
+    try:
+        tools = early.tool_dicts()  # ~15 ms: the list is what clients ask right after
+        core.start()
+        if wire is None:  # not pipes: the SDK's own transport serves
+            app, state = _load_sdk(), core.value()
+            mark_ready()
+            app.serve(state, handoff)
+            return 0
+        calls = direct.Calls(wire, core.value)
+        ended = threading.Event()
+        upkeep.start_threads(where.root, where.project_dir, parent, stop, ended)
+        interval = sys.getswitchinterval()
+        sys.setswitchinterval(_EARLY_SWITCH_INTERVAL_S)
+        try:
+            ending = direct.serve(wire, calls, tools, core.done_fd, mark_ready)
+        finally:
+            sys.setswitchinterval(interval)
+        if ending.eof:
+            state = core.value()
+            state.close_input()  # the calls that end there answer now
+            calls.wait_idle()
+            ended.set()
+            state.shutdown()
+            return 0
+        sdk = _Loader(_load_sdk)
+        sdk.start()
+        calls.wait_idle()  # their answers are written before the SDK writes
+        ended.set()
+        app, state = sdk.value(), core.value()
+        handoff.prefix, handoff.answered = ending.prefix, ending.answered
         app.serve(state, handoff)
     finally:
         if handoff.marker is not None:
             readiness.remove_marker(handoff.marker)
         if wire is not None:
             wire.release()
-    log.info("stopped")
+        log.info("stopped")
     return 0

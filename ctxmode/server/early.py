@@ -16,6 +16,7 @@ Standard library only: this runs before anything heavy is imported.
 """
 
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
 from ctxmode import __version__
@@ -49,10 +50,33 @@ _EMPTY_LISTS = {
     "resources/templates/list": "resourceTemplates",
 }
 _LISTS = {"tools/list", *_EMPTY_LISTS}
+# Requests whose answers depend on nothing a client said before.
+STATELESS_METHODS = frozenset({"ping", *_LISTS})
 
 
 class Unsure(Exception):
     """This message, and every one after it, is for the SDK to answer."""
+
+
+@dataclass(frozen=True)
+class ToolCall:
+    """A ``tools/call`` in a shape fully understood: for `ctxmode.server.direct` to run
+    and answer (`tool_result`)."""
+
+    id: str | int
+    name: str
+    arguments: dict[str, Any]
+    meta: dict[str, Any]
+    client: str | None  # the client's name (`results.structured_content`)
+    caller: str  # the flood guard's key (`caller_key`)
+    modern: bool  # a 2026-07-28 request: the result is shaped as the SDK shapes those
+
+
+@dataclass(frozen=True)
+class Cancel:
+    """``notifications/cancelled`` of request `request_id`: no answer is sent for it."""
+
+    request_id: str | int
 
 
 def tool_dicts() -> list[dict[str, Any]]:
@@ -185,9 +209,11 @@ class Opening:
         self.initialized = False  # a handshake connection answered `initialize`
         self._tools = tools  # `tool_dicts()`
         self._done = False
+        self._client: str | None = None  # the handshake client's name
 
-    def answer(self, message: object) -> dict[str, Any] | None:
-        """The response to `message`, or None for a notification that needs none.
+    def answer(self, message: object) -> dict[str, Any] | ToolCall | Cancel | None:
+        """The response to `message`, the call or cancellation it is, or None for a
+        notification that needs nothing done.
 
         Raises:
             Unsure: the SDK must answer this message and all that follow.
@@ -200,7 +226,7 @@ class Opening:
             self._done = True
             raise
 
-    def _answer(self, message: object) -> dict[str, Any] | None:
+    def _answer(self, message: object) -> dict[str, Any] | ToolCall | Cancel | None:
         if (
             not isinstance(message, dict)
             or message.get("jsonrpc") != "2.0"
@@ -213,6 +239,8 @@ class Opening:
             if method == "notifications/initialized" and self.initialized:
                 if params is None or params == {}:
                     return None
+            if method == "notifications/cancelled" and self.era is not None:
+                return _cancel(params)
             raise Unsure
         msg_id = message["id"]
         if not _is_id(msg_id):
@@ -226,7 +254,11 @@ class Opening:
                 return _result(msg_id, {})
             if method in _LISTS and self.initialized and _plain(params):
                 return _result(msg_id, self._list(method))
+            if method == "tools/call" and self.initialized:
+                return _tool_call(msg_id, params, self._client, modern=False)
             raise Unsure
+        if method == "tools/call":
+            return _tool_call(msg_id, params, None, modern=True)
         if method in _LISTS and _envelope(params):
             return _result(msg_id, _modern(self._list(method)))
         if method == "server/discover" and _envelope(params):
@@ -263,6 +295,7 @@ class Opening:
         asked = params["protocolVersion"]
         self.era = "handshake"
         self.initialized = True
+        self._client = params["clientInfo"]["name"]
         return _result(
             msg_id,
             {
@@ -301,3 +334,80 @@ def _modern(result: dict[str, Any]) -> dict[str, Any]:
 
 def _result(msg_id: object, result: dict[str, Any]) -> dict[str, Any]:
     return {"jsonrpc": "2.0", "id": msg_id, "result": result}
+
+
+def caller_key(client: str, call_meta: dict[str, Any] | None) -> str:
+    """The flood guard's key: the client, and the agent when the call's ``_meta`` names
+    one (parallel sub-agents of one client each get their own window)."""
+    agent = next(
+        (
+            f"{k}={v}"
+            for k, v in (call_meta or {}).items()
+            if "agent" in k.lower() and isinstance(v, (str, int))
+        ),
+        "",
+    )
+    return f"{client}:{agent}"
+
+
+_HANDSHAKE_CLIENT = "stdio"  # one client per process: its flood-guard key
+
+
+def _tool_call(msg_id: str | int, params: object, client: str | None, *, modern: bool) -> ToolCall:
+    """The call `params` ask for, when every field is one the SDK reads the same way.
+
+    Raises:
+        Unsure: a field this module does not know (``task``), a malformed one, or a
+            2026-07-28 call without a well-formed envelope.
+    """
+    if not isinstance(params, dict) or not set(params) <= {"name", "arguments", "_meta"}:
+        raise Unsure
+    name, arguments = params.get("name"), params.get("arguments")
+    call_meta = params.get("_meta", {})
+    if not isinstance(name, str) or not isinstance(arguments, (dict, type(None))):
+        raise Unsure
+    if not isinstance(call_meta, dict) or not _is_id(call_meta.get("progressToken", 0)):
+        raise Unsure
+    if modern:
+        envelope = {k: call_meta.get(k) for k in _ENVELOPE}
+        if not _envelope({"_meta": envelope}):
+            raise Unsure
+        info = envelope[_META_CLIENT_INFO]
+        assert isinstance(info, dict)  # checked by `_envelope`
+        client = info["name"]
+        caller_client = f"{info['name']}/{info['version']}"
+    else:
+        if any(k in call_meta for k in _ENVELOPE):
+            raise Unsure
+        caller_client = _HANDSHAKE_CLIENT
+    return ToolCall(
+        msg_id,
+        name,
+        dict(arguments or {}),
+        call_meta,
+        client,
+        caller_key(caller_client, call_meta),
+        modern,
+    )
+
+
+def _cancel(params: object) -> Cancel:
+    if not _shaped(params, {"requestId": _is_id, "reason": _is_str, "_meta": _is_object}):
+        raise Unsure
+    assert isinstance(params, dict)
+    if "requestId" not in params:
+        raise Unsure
+    return Cancel(params["requestId"])
+
+
+def tool_result(call: ToolCall, text: str, is_error: bool) -> dict[str, Any]:
+    """The response to `call` as the SDK words it (`app.build_server`'s ``call_tool``)."""
+    from ctxmode.server.results import structured_content
+
+    result: dict[str, Any] = {"content": [{"text": text, "type": "text"}], "isError": is_error}
+    structured = structured_content(call.client, text)
+    if structured is not None:
+        result["structuredContent"] = structured
+    if call.modern:  # no cache hints on a call's result
+        result = {**result, "resultType": "complete", "_meta": {_META_SERVER_INFO: _server_info()}}
+    return _result(call.id, result)

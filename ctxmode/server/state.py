@@ -123,10 +123,13 @@ class ServerState:
         return notices
 
     @contextmanager
-    def cancellable(self, *, until_eof: bool = False) -> Iterator[threading.Event]:
-        """A cancel flag for one run, set if the call is cancelled or the server stops,
-        and with `until_eof` as soon as the client closes stdin (`close_input`)."""
-        event = threading.Event()
+    def cancellable(
+        self, event: threading.Event | None = None, *, until_eof: bool = False
+    ) -> Iterator[threading.Event]:
+        """A cancel flag for one run (`event`, or a new one), set if the call is cancelled
+        or the server stops, and with `until_eof` as soon as the client closes stdin
+        (`close_input`)."""
+        event = event or threading.Event()
         self.cancels.add(event)
         if until_eof:
             self.until_eof.add(event)

@@ -1,9 +1,9 @@
 """Recording what each MCP tool call measured, and the stats file status bars read.
 
 The server adds one `Usage` per call to the project's session database (``tool_calls``,
-per session and tool), then rewrites the project's stats file (`ctxmode.stats.statsfile`):
-the current session's and the project's totals, so a status line shows them without
-opening SQLite.
+per session and tool), and rewrites the project's stats file (`ctxmode.stats.statsfile`)
+a moment later, once for a burst of calls: the current session's and the project's
+totals, so a status line shows them without opening SQLite.
 
 Which session a call belongs to: ``CTXMODE_SESSION_ID``, or a host's session variable
 (``CLAUDE_SESSION_ID``, ``CODEX_THREAD_ID``, ...) when the host sets one; else the project's
@@ -28,6 +28,8 @@ from ctxmode.stats.statsfile import snapshot, write_stats_file
 log = logging.getLogger("ctxmode.stats")
 
 ACTIVE_WITHIN_S = 86_400
+# The stats file is rewritten this long after a call, once for every call in between.
+STATS_FILE_DELAY_S = 0.25
 
 
 def session_from_env() -> str | None:
@@ -50,6 +52,8 @@ class Recorder:
         self._db: SessionDB | None = None
         self._inode: int | None = None
         self._lock = threading.Lock()
+        self._unwritten: str | None = None  # the session of calls not yet in the file
+        self._flush_timer: threading.Timer | None = None
 
     @property
     def stats_file(self) -> Path:
@@ -88,21 +92,43 @@ class Recorder:
         return f"pid-{os.getppid()}"
 
     def record(self, tool: str, usage: Usage, session_id: str | None = None) -> None:
-        """Add one call's counters and refresh the stats file; failures are logged only."""
+        """Add one call's counters now, and refresh the stats file within
+        `STATS_FILE_DELAY_S` (one rewrite for a burst of calls); failures are logged only."""
         started = time.perf_counter()
         try:
             sid = session_id or self.session_id()
-            with self._lock:  # the file is written in call order
-                sdb = self._open()
-                sdb.add_usage(sid, tool, usage)
-                write_stats_file(self.stats_file, snapshot(sdb, sid, str(self.project_dir)))
+            with self._lock:
+                self._open().add_usage(sid, tool, usage)
+                self._unwritten = sid
+                if self._flush_timer is None:
+                    self._flush_timer = threading.Timer(STATS_FILE_DELAY_S, self.flush)
+                    self._flush_timer.daemon = True
+                    self._flush_timer.start()
         except (CtxError, OSError) as exc:  # says what is wrong (a full disk): no traceback
             log.warning("could not record stats for %s: %s", tool, exc)
         except Exception:
             log.exception("could not record stats for %s", tool)
         log.debug("stats for %s recorded in %.1f ms", tool, (time.perf_counter() - started) * 1e3)
 
+    def flush(self) -> None:
+        """Rewrite the stats file now if a call was counted since it was last written."""
+        with self._lock:
+            if self._flush_timer is not None:
+                self._flush_timer.cancel()
+                self._flush_timer = None
+            sid, self._unwritten = self._unwritten, None
+            if sid is None:
+                return
+            try:
+                sdb = self._open()
+                write_stats_file(self.stats_file, snapshot(sdb, sid, str(self.project_dir)))
+            except (CtxError, OSError) as exc:
+                log.warning("could not write the stats file: %s", exc)
+            except Exception:
+                log.exception("could not write the stats file")
+
     def close(self) -> None:
+        self.flush()
         with self._lock:
             if self._db is not None:
                 self._db.close()

@@ -18,7 +18,7 @@ from typing import Any
 
 import pytest
 
-from ctxmode.server import boot, early, pipes
+from ctxmode.server import boot, direct, early, pipes
 
 from .support import CALL_S, EXIT_WITHIN_S, INIT, RawServer, marker, start_process
 
@@ -60,17 +60,23 @@ def _imports(module: str, skip: tuple[str, ...] = ()) -> list[str]:
 def test_start_up_imports_only_the_standard_library_and_light_ctxmode_modules():
     reached: set[str] = set()
     outside: set[str] = set()
-    todo = [("ctxmode.server.boot", ("_load",))]
+    # What the background loads (the core, the SDK) and the call that waits for them.
+    skips = {
+        "ctxmode.server.boot": ("_load_core", "_load_sdk"),
+        "ctxmode.server.direct": ("_run",),
+        "ctxmode.server.upkeep": ("reap_leftovers", "collect_if_due"),  # 0.5 s and 60 s on
+    }
+    todo = ["ctxmode.server.boot"]
     while todo:
-        module, skip = todo.pop()
+        module = todo.pop()
         if module in reached:
             continue
         reached.add(module)
         parts = module.split(".")
-        todo.extend((".".join(parts[:n]), ()) for n in range(1, len(parts)))  # packages
-        for name in _imports(module, skip):
+        todo.extend(".".join(parts[:n]) for n in range(1, len(parts)))  # packages
+        for name in _imports(module, skips.get(module, ())):
             if name.split(".")[0] == "ctxmode":
-                todo.append((name, ()))
+                todo.append(name)
             elif name.split(".")[0] not in sys.stdlib_module_names:
                 outside.add(name)
     assert outside <= ELSEWHERE
@@ -87,38 +93,44 @@ def _read_line(fd: int) -> dict[str, Any]:
     return json.loads(line)
 
 
-def test_the_opening_is_answered_while_the_server_is_still_loading():
+def test_the_opening_is_answered_while_the_core_is_still_loading():
     server_in, client_out = os.pipe()
     client_in, server_out = os.pipe()
-    loaded_r, loaded_w = os.pipe()  # written only once the test has its answers
+    loaded_r, loaded_w = os.pipe()  # never written: the core is still loading
     wire = pipes.Wire(server_in, server_out, -1, -1)
-    sent = b"".join(
-        json.dumps(m).encode() + b"\n"
-        for m in [
-            {"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": INIT},
-            {"jsonrpc": "2.0", "method": "notifications/initialized"},
-            {"jsonrpc": "2.0", "id": 1, "method": "tools/list"},
-            {"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": "ctx_stats"}},
-        ]
-    )
+    opening = [
+        {"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": INIT},
+        {"jsonrpc": "2.0", "method": "notifications/initialized"},
+        {"jsonrpc": "2.0", "id": 1, "method": "tools/list"},
+    ]
+    for_the_sdk = {"jsonrpc": "2.0", "id": 2, "method": "bogus/method"}
+    lines = [json.dumps(m).encode() + b"\n" for m in [*opening, for_the_sdk]]
+
+    def no_core() -> Any:
+        raise AssertionError("no tool call was sent")
+
     handed: list[Any] = []
+    calls = direct.Calls(wire, no_core)
     worker = threading.Thread(
-        target=lambda: handed.extend(boot.answer_opening(wire, loaded_r, early.tool_dicts()))
+        target=lambda: handed.append(
+            direct.serve(wire, calls, early.tool_dicts(), loaded_r, lambda: None)
+        )
     )
     worker.start()
     try:
-        os.write(client_out, sent)
+        os.write(client_out, b"".join(lines))
         first, second = _read_line(client_in), _read_line(client_in)
-    finally:
-        os.write(loaded_w, b".")
         worker.join(CALL_S)
+    finally:
         for fd in (client_out, server_in, server_out, client_in, loaded_r, loaded_w):
             os.close(fd)
     assert first["id"] == 0 and first["result"]["serverInfo"]["name"] == "ctxmode"
     assert second["id"] == 1 and len(second["result"]["tools"]) == 11
-    prefix, answered = handed
-    assert prefix == sent  # everything read is the SDK's to read again
-    assert answered == [first, second]
+    (ending,) = handed
+    assert not ending.eof
+    # The SDK reads again what shaped the session (not the stateless list), then the rest.
+    assert ending.prefix == lines[0] + lines[1] + lines[3]
+    assert ending.answered == [first]
 
 
 def test_a_failed_load_is_raised_where_the_server_waits_for_it():
@@ -141,7 +153,7 @@ raise ImportError("the test blocked this import")
 """
 
 
-def test_serve_answers_and_publishes_starting_while_the_sdk_cannot_load(
+def test_serve_answers_tool_calls_without_the_sdk_and_loads_it_only_when_needed(
     tmp_path, project, data_root, started
 ):
     shadow, gate = tmp_path / "shadow", tmp_path / "gate"
@@ -162,9 +174,13 @@ def test_serve_answers_and_publishes_starting_while_the_sdk_cannot_load(
     server.send({"jsonrpc": "2.0", "method": "notifications/initialized"})
     server.request(1, "tools/list")
     assert len(server.response(1)["result"]["tools"]) == 11
+    server.request(2, "tools/call", {"name": "ctx_index", "arguments": {"content": "# A\nb"}})
+    result = server.response(2)["result"]
+    assert not result["isError"] and result["content"][0]["text"].startswith("Indexed 1")
     body = json.loads(marker(data_root, proc.pid).read_text(encoding="utf-8"))
-    assert (body["state"], Path(body["project_dir"])) == ("starting", project)
+    assert (body["state"], Path(body["project_dir"])) == ("ready", project)
 
+    server.request(3, "bogus/method")  # for the SDK, which cannot load
     gate.touch()
     assert proc.wait(EXIT_WITHIN_S) != 0
     assert "the test blocked this import" in (tmp_path / "server.stderr").read_text("utf-8")

@@ -9,6 +9,7 @@ host waits for the SDK after all).
 """
 
 import json
+import threading
 from typing import Any
 
 import anyio
@@ -17,7 +18,7 @@ import pytest
 from mcp.shared.message import SessionMessage
 from mcp_types import version
 
-from ctxmode.server import early
+from ctxmode.server import dispatch, early
 
 pytestmark = pytest.mark.anyio
 
@@ -41,6 +42,9 @@ SDK_ENVELOPE = {
     "io.modelcontextprotocol/clientCapabilities": {},
 }
 INITIALIZED = {"jsonrpc": "2.0", "method": "notifications/initialized"}
+DOC = {"content": "# Guide\nInstall with pip.", "source": "guide"}
+ECHO_45 = {"language": "shell", "code": "echo 45"}  # Gemini CLI gets structuredContent
+AGENT = {"agent_id": "a1", "claudecode/toolUseId": "t1"}
 
 
 def request(id_: Any, method: str, params: Any = None) -> dict[str, Any]:
@@ -80,9 +84,10 @@ CONVERSATIONS: list[tuple[str, list[dict[str, Any]], list[Any]]] = [
             request(0, "prompts/list", enveloped(CLAUDE_ENVELOPE)),
             request(1, "resources/list", enveloped(CLAUDE_ENVELOPE)),
             request(2, "tools/list", enveloped(CLAUDE_ENVELOPE)),
-            request(3, "tools/call", enveloped(CLAUDE_ENVELOPE, name="ctx_stats", arguments={})),
+            request(3, "tools/call", enveloped(CLAUDE_ENVELOPE, name="ctx_index", arguments=DOC)),
+            request(4, "tools/call", enveloped(CLAUDE_ENVELOPE, name="nope", arguments={})),
         ],
-        ["server-discover-probe-1", 0, 1, 2],
+        ["server-discover-probe-1", 0, 1, 2, 3, 4],
     ),
     (
         "gemini-cli",
@@ -97,8 +102,9 @@ CONVERSATIONS: list[tuple[str, list[dict[str, Any]], list[Any]]] = [
             request(1, "prompts/list", {}),
             request(2, "tools/list", {}),
             request(3, "resources/list", {}),
+            request(4, "tools/call", {"name": "ctx_execute", "arguments": ECHO_45}),
         ],
-        [0, 1, 2, 3],
+        [0, 1, 2, 3, 4],
     ),
     (
         "codex",
@@ -219,11 +225,54 @@ CONVERSATIONS: list[tuple[str, list[dict[str, Any]], list[Any]]] = [
         [0],
     ),
     ("a second initialize", [initialize(0), initialize(1)], [0]),
+    (
+        "tool calls",
+        [
+            initialize(0),
+            INITIALIZED,
+            request(1, "tools/call", {"name": "ctx_index", "arguments": DOC}),
+            request(2, "tools/call", {"name": "nope"}),
+            request(3, "tools/call", {"name": "ctx_search", "arguments": None}),
+            request(
+                4,
+                "tools/call",
+                {"name": "ctx_execute", "arguments": ECHO_45, "_meta": {"progressToken": 9}},
+            ),
+            request(5, "tools/call", {"name": "ctx_index", "arguments": DOC, "_meta": AGENT}),
+        ],
+        [0, 1, 2, 3, 4, 5],
+    ),
+    # Left to the SDK:
+    ("a tool call before initialize", [request(1, "tools/call", {"name": "nope"})], []),
+    (
+        "a task-augmented tool call",
+        [initialize(0), request(1, "tools/call", {"name": "nope", "task": {}})],
+        [0],
+    ),
+    (
+        "arguments that are not an object",
+        [initialize(0), request(1, "tools/call", {"name": "nope", "arguments": [1]})],
+        [0],
+    ),
+    (
+        "a modern tool call without its envelope",
+        [
+            request(0, "server/discover", enveloped(SDK_ENVELOPE)),
+            request(1, "tools/call", {"name": "nope", "arguments": {}}),
+        ],
+        [0],
+    ),
+    (
+        "a handshake tool call with an envelope",
+        [initialize(0), request(1, "tools/call", enveloped(SDK_ENVELOPE, name="nope"))],
+        [0],
+    ),
 ]
 
 
-def opening_answers(conversation: list[dict[str, Any]]) -> dict[Any, dict[str, Any]]:
-    """What `Opening` answers, by request id, until it is unsure."""
+def opening_answers(state: Any, conversation: list[dict[str, Any]]) -> dict[Any, dict[str, Any]]:
+    """What `Opening` answers, and the direct path answers to the tool calls it hands on
+    (`ctxmode.server.direct`), by request id, until it is unsure."""
     opening = early.Opening(early.tool_dicts())
     answers: dict[Any, dict[str, Any]] = {}
     for message in conversation:
@@ -231,6 +280,11 @@ def opening_answers(conversation: list[dict[str, Any]]) -> dict[Any, dict[str, A
             answer = opening.answer(message)
         except early.Unsure:
             break
+        if isinstance(answer, early.ToolCall):
+            text, is_error = dispatch.answer(
+                state, answer.name, answer.arguments, answer.caller, threading.Event()
+            )
+            answer = early.tool_result(answer, text, is_error)
         if answer is not None:
             answers[message["id"]] = answer
     return answers
@@ -266,8 +320,8 @@ async def sdk_answers(server: Any, conversation: list[dict[str, Any]], ids: list
 @pytest.mark.parametrize(
     ("conversation", "expected"), [c[1:] for c in CONVERSATIONS], ids=[c[0] for c in CONVERSATIONS]
 )
-async def test_opening_answers_what_the_sdk_answers(server, conversation, expected):
-    answers = opening_answers(conversation)
+async def test_opening_answers_what_the_sdk_answers(state, server, conversation, expected):
+    answers = opening_answers(state, conversation)
     assert list(answers) == expected
     assert answers == await sdk_answers(server, conversation, expected)
 

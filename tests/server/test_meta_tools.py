@@ -68,6 +68,7 @@ async def test_project_purge_closes_the_open_store_and_resets_stats(client, stat
     await call(client, "ctx_index", {"content": "# A\nalpha", "source": "a"})
     await call(client, "ctx_search", {"queries": ["alpha"]})  # the shared handle is open
     stats_file = state.recorder.stats_file
+    state.recorder.flush()  # the file is written a moment after the calls
     assert stats_file.exists()
     text, is_error = await call(client, "ctx_purge", {"confirm": "true", "scope": "project"})
     assert not is_error

@@ -2,6 +2,7 @@
 what the call kept out of the context (measured, never estimated)."""
 
 import json
+import time
 from pathlib import Path
 
 import pytest
@@ -67,6 +68,9 @@ async def test_errors_and_searches_are_calls_that_returned_bytes(client, state):
 
 async def test_stats_file_mirrors_the_database(client, state):
     await call(client, "ctx_execute", {"language": "shell", "code": "seq 1 50000"})
+    deadline = time.monotonic() + 5  # rewritten a moment after the call, not in it
+    while not state.recorder.stats_file.exists() and time.monotonic() < deadline:
+        time.sleep(0.02)
     data = json.loads(state.recorder.stats_file.read_text(encoding="utf-8"))
     usage = _usage(state)["ctx_execute"]
     assert data["session_id"] == "sess-1"
@@ -81,3 +85,11 @@ async def test_indexed_sources_are_tagged_with_the_session(client, state):
             "SELECT session_id FROM sources WHERE label = 'mine'"
         ).fetchone()
     assert row[0] == "sess-1"
+
+
+async def test_a_burst_of_calls_rewrites_the_stats_file_once_with_all_of_them(client, state):
+    for n in range(5):
+        await call(client, "ctx_index", {"content": f"# T{n}\nbody {n}", "source": f"s{n}"})
+    state.recorder.flush()
+    data = json.loads(state.recorder.stats_file.read_text(encoding="utf-8"))
+    assert data["by_tool"]["ctx_index"]["calls"] == 5

@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 import anyio
+import psutil
 
 from .support import (
     CALL_S,
@@ -67,6 +68,18 @@ def start_background_run(server: RawServer, tmp_path: Path, started: list[Any]) 
 
 
 # ------------------------------------------------------------------------ protocol
+
+
+def start_sleeping_call(server: RawServer, tmp_path: Path, id_: int) -> None:
+    """Request `id_`: a run that sleeps five minutes; returns once it has started."""
+    began = tmp_path / "began"
+    code = f"import time\nopen({str(began)!r}, 'w').close()\ntime.sleep(300)\n"
+    server.request(
+        id_,
+        "tools/call",
+        {"name": "ctx_execute", "arguments": {"language": "python", "code": code}},
+    )
+    assert wait_until(began.exists, CALL_S), "the run never started"
 
 
 def test_sdk_client_end_to_end_with_readiness_marker(tmp_path, project, data_root):
@@ -315,12 +328,7 @@ def test_a_cancelled_request_does_not_hold_the_server_open_after_stdin_closes(
     readiness marker, which steers the hooks) alive after the client left."""
     server = spawn_server(tmp_path, project, data_root, started)
     server.initialize()
-    began = tmp_path / "began"
-    code = f"import time\nopen({str(began)!r}, 'w').close()\ntime.sleep(300)\n"
-    server.request(
-        7, "tools/call", {"name": "ctx_execute", "arguments": {"language": "python", "code": code}}
-    )
-    assert wait_until(began.exists, CALL_S), "the run never started"
+    start_sleeping_call(server, tmp_path, 7)
     server.send(
         {
             "jsonrpc": "2.0",
@@ -331,3 +339,57 @@ def test_a_cancelled_request_does_not_hold_the_server_open_after_stdin_closes(
     server.close_stdin()
     assert server.proc.wait(EXIT_WITHIN_S) == 0
     assert not list((data_root / "servers").glob("*.json"))  # no marker left to steer hooks
+
+
+def _answer_ids(server: Any) -> list[Any]:
+    return [json.loads(line).get("id") for line in server.lines]
+
+
+def test_a_slow_call_does_not_hold_up_a_quick_one(tmp_path, project, data_root, started):
+    server = spawn_server(tmp_path, project, data_root, started)
+    server.initialize()
+    slow = {"language": "shell", "code": "sleep 2; echo slow"}
+    server.request(1, "tools/call", {"name": "ctx_execute", "arguments": slow})
+    quick = server.call_tool(2, "ctx_execute", {"language": "shell", "code": "echo quick"})
+    assert quick["content"][0]["text"] == "quick\n"
+    assert server.response(1)["result"]["content"][0]["text"] == "slow\n"
+    assert _answer_ids(server)[-2:] == [2, 1]
+
+
+def test_a_message_for_the_sdk_mid_session_is_answered_after_the_calls_in_flight(
+    tmp_path, project, data_root, started
+):
+    """Tool calls are answered without the SDK; the first message that needs it loads it.
+    The calls in flight finish first, then the SDK answers that message and the rest."""
+    server = spawn_server(tmp_path, project, data_root, started)
+    server.initialize()
+    slow = {"language": "shell", "code": "sleep 1; echo done"}
+    server.request(1, "tools/call", {"name": "ctx_execute", "arguments": slow})
+    server.request(2, "no/such/method")
+    assert server.response(1)["result"]["content"][0]["text"] == "done\n"
+    assert server.response(2)["error"]["code"] == -32601
+    indexed = server.call_tool(3, "ctx_index", {"content": "# Notes\n\nkiwi", "source": "n"})
+    assert indexed["isError"] is False
+    found = server.call_tool(4, "ctx_search", {"queries": ["kiwi"]})
+    assert "kiwi" in found["content"][0]["text"]
+    server.close_stdin()
+    assert server.proc.wait(EXIT_WITHIN_S) == 0
+    assert _answer_ids(server).count(1) == 1
+
+
+def test_a_cancelled_call_stops_its_run_and_gets_no_answer(tmp_path, project, data_root, started):
+    server = spawn_server(tmp_path, project, data_root, started)
+    server.initialize()
+    start_sleeping_call(server, tmp_path, 7)
+    server.send({"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": 7}})
+    server.request("after", "ping")
+    assert server.response("after")["result"] == {}
+
+    def running() -> list[psutil.Process]:  # the run (the leftovers watcher stays)
+        children = psutil.Process(server.proc.pid).children(recursive=True)
+        return [c for c in children if "reap.py" not in " ".join(c.cmdline())]
+
+    assert wait_until(lambda: not running(), CALL_S), "the run was not stopped"
+    server.close_stdin()
+    assert server.proc.wait(EXIT_WITHIN_S) == 0
+    assert 7 not in _answer_ids(server)
