@@ -278,6 +278,22 @@ class Argv(Var):
         return None if found is None else self.parse(found[1])
 
 
+class Names(Var):
+    """Environment variable names or shell-style patterns (``AWS_*``), separated by commas
+    or blanks."""
+
+    expect = "names or patterns (AWS_*) separated by commas or blanks, without '='"
+
+    def parse(self, raw: str) -> tuple[str, ...] | None:
+        items = tuple(item for item in raw.replace(",", " ").split() if item)
+        return None if any("=" in item for item in items) else items
+
+    def get(self, env: "Env" = None) -> tuple[str, ...]:
+        found = self.lookup(env)
+        value = None if found is None else self.parse(found[1])
+        return value or ()
+
+
 # --- the variables, in man page order -----------------------------------------------------
 
 DIR = Text(
@@ -387,6 +403,13 @@ ISOLATE_NETWORK = Switch(
     "On: confined runs (CTXMODE_ISOLATE, --isolate) keep network access unless --no-network "
     "is given; off, they have none, not even the host's loopback.",
     default=False,
+)
+ENV_DROP = Names(
+    ("CTXMODE_ENV_DROP",),
+    "Variables removed from the environment of every sandboxed run, by name or pattern "
+    "(e.g. 'AWS_*,*_TOKEN'); runs otherwise get the environment ctxmode was started with, "
+    "minus the variables that inject code into interpreters. A value that cannot be used "
+    "stops the run.",
 )
 SEARCH_WINDOW_MS = Millis(
     ("CTXMODE_SEARCH_WINDOW_MS", "CONTEXT_MODE_SEARCH_WINDOW_MS"),
@@ -502,6 +525,7 @@ REGISTRY: tuple[Var, ...] = (
     EXEC_TIMEOUT_MS,
     ISOLATE,
     ISOLATE_NETWORK,
+    ENV_DROP,
     REQUIRE_SECURITY,
     PLATFORM,
     HOST_PLUGIN,
@@ -618,6 +642,11 @@ def fetch_strict(env: "Env" = None) -> bool:
 
 def fetch_timeout_ms(env: "Env" = None) -> float:
     return FETCH_TIMEOUT_MS.get(env)
+
+
+def env_drop(env: "Env" = None) -> tuple[str, ...]:
+    """``CTXMODE_ENV_DROP``: names and patterns of variables runs do not get."""
+    return ENV_DROP.get(env)
 
 
 def search_window_ms(env: "Env" = None) -> float:

@@ -148,12 +148,16 @@ def resolve_file(project_dir: Path, path: str) -> Path:
     """An execute_file path, absolute or relative to the project.
 
     Raises:
+        PolicyDeniedError: it is ctxmode's own data (a knowledge base, a session).
         NotFoundError: there is no such file.
         InputError: it is not a regular file (a directory, a FIFO, a device, a symlink
             loop), or it is larger than `FILE_CONTENT_MAX_BYTES`.
     """
+    from ctxmode.security import refuse_own_data
+
     candidate = Path(path).expanduser()
     resolved = candidate if candidate.is_absolute() else project_dir / candidate
+    refuse_own_data(resolved)
     try:
         mode = resolved.stat().st_mode
     except OSError as exc:  # missing, a symlink loop, a folder that cannot be entered

@@ -5,11 +5,14 @@ run's temp directory, keeps the first `head` bytes and (rolling) the last `tail`
 memory, and counts bytes and lines. Whatever a run prints, a stream costs at most
 head + tail bytes of memory. `finish` gives the text: all of it when it fit the window,
 else the head, one line saying what was not kept, and the tail, cut on line boundaries.
+The text is decoded once, without terminal controls (`controls`); the file keeps the bytes.
 """
 
 import os
 from dataclasses import dataclass
 from pathlib import Path
+
+from ctxmode.executor.controls import decode as _decode
 
 HEAD_BYTES = 1024 * 1024
 TAIL_BYTES = 256 * 1024
@@ -42,10 +45,6 @@ class Extent:
     def gap(self) -> str:
         """The line that stands in the captured text for what was not kept."""
         return f"[… {size(self.omitted_bytes)}, {self.omitted_lines:,} lines not kept …]"
-
-
-def _decode(data: bytes) -> str:
-    return data.decode("utf-8", "replace")
 
 
 class Capture:

@@ -1,11 +1,19 @@
-"""The environment and the temp directory a run starts with."""
+"""The environment and the temp directory a run starts with.
+
+A run gets the environment ctxmode was started with, as the host's own shell tool does
+(PATH, proxies, the tokens gh or npm read), minus: the variables that inject code into
+interpreters and tools (`ENV_DENYLIST`), those ``CTXMODE_ENV_DROP`` names, and ctxmode's
+own per-run variables inherited from an outer run (set afresh for this one).
+"""
 
 import os
 import sys
 import tempfile
 import uuid
+from fnmatch import fnmatchcase
 from pathlib import Path
 
+from ctxmode import settings
 from ctxmode.executor.procs import RUN_ID_VAR, owner_env, workdir_prefix
 
 FILE_PATH_VAR = "CTXMODE_FILE_PATH"
@@ -27,6 +35,8 @@ ENV_DENYLIST = frozenset(
     OPENSSL_ENGINES CC CXX AR GIT_TEMPLATE_DIR GIT_CONFIG_GLOBAL GIT_CONFIG_SYSTEM GIT_EXEC_PATH
     GIT_SSH GIT_SSH_COMMAND GIT_ASKPASS""".split()
 )
+# ctxmode's own per-run variables: from an outer run they would mislead this one.
+_PER_RUN = frozenset({FILE_PATH_VAR, RUN_ID_VAR, settings.RUN_OWNER.name})
 _CA_BUNDLES = (
     "/etc/ssl/cert.pem",
     "/etc/ssl/certs/ca-certificates.crt",
@@ -49,13 +59,22 @@ def make_workdir(project_dir: Path | None) -> Path:
 
 
 def sandbox_env(workdir: Path, run_id: str, file_path: Path | None = None) -> dict[str, str]:
-    """The parent environment minus injection vectors, plus the sandbox's own settings."""
+    """The parent environment minus injection vectors and the variables the user drops,
+    plus the sandbox's own settings.
+
+    Raises:
+        UsageError: ``CTXMODE_ENV_DROP`` is set to a value that cannot be used.
+    """
+    settings.require_valid(settings.ENV_DROP)
+    dropped = settings.env_drop()
     env = {
         key: value
         for key, value in os.environ.items()
         if key not in ENV_DENYLIST
+        and key not in _PER_RUN
         and not key.startswith("BASH_FUNC_")
         and not key.upper().startswith("COMPLUS_")
+        and not (dropped and any(fnmatchcase(key, pattern) for pattern in dropped))
     }
     env.update(
         TMPDIR=str(workdir),

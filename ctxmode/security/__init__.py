@@ -31,8 +31,9 @@ The modules, each importing only ones listed before it:
 * `readings`: every text a command's segments are checked as;
 * `commands`: ``Bash(...)`` rules (`check_command`, `explain_command`, `check_code`,
   `check_unchecked`) and the fail-safe fallbacks;
-* `paths`: ``Read(...)`` rules (`check_path`, `explain_path`, `path_deny_check`) and
-  the paths they deny on disk (`denied_paths`, for isolation);
+* `paths`: ``Read(...)`` rules (`check_path`, `explain_path`, `path_deny_check`), the
+  paths they deny on disk (`denied_paths`, for isolation), and ctxmode's own data, which
+  its tools never index or read (`own_data`, `refuse_own_data`);
 * `named`: ``Read(...)`` rules on the files code names (`check_named_reads`), and
   `check_run`, everything checked before the sandbox runs code;
 * `messages`: the wording of a deny (`deny_message`) and `enforce`.
@@ -70,7 +71,9 @@ from ctxmode.security.paths import (
     check_path,
     denied_paths,
     explain_path,
+    own_data,
     path_deny_check,
+    refuse_own_data,
 )
 from ctxmode.security.settings import (
     MAX_SETTINGS_BYTES,
@@ -114,7 +117,9 @@ __all__ = [
     "explain_path",
     "extract_shell_commands",
     "load_policy",
+    "own_data",
     "path_deny_check",
+    "refuse_own_data",
     "settings_sources",
     "split_command",
 ]

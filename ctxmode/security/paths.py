@@ -8,6 +8,7 @@ project). A rule naming a directory covers everything inside it.
 
 import os
 import re
+import sys
 from collections.abc import Callable
 from functools import lru_cache
 from pathlib import Path
@@ -206,12 +207,57 @@ def explain_path(
 
 
 def path_deny_check(policy: Policy, project_dir: Path | str | None = None) -> Callable[[str], bool]:
-    """A ``path -> denied?`` function, the shape of `ContentStore`'s ``deny`` argument."""
+    """A ``path -> denied?`` function, the shape of `ContentStore`'s ``deny`` argument:
+    the ``Read(...)`` deny rules, and ctxmode's own data (`own_data`) always."""
+    own = _own_roots()
+    base = os.fspath(policy.project_dir if project_dir is None else project_dir)
 
     def denied(path: str) -> bool:
-        return check_path(policy, path, project_dir).denied
+        return _inside(path, base, own) or check_path(policy, path, project_dir).denied
 
     return denied
+
+
+def _own_roots() -> tuple[str, ...]:
+    """The data root by name and by what it resolves to."""
+    from ctxmode import paths
+
+    root = os.fspath(paths.data_root())
+    return tuple(dict.fromkeys(_fold(r.rstrip("/") or "/") for r in (_norm(root), _real(root))))
+
+
+def _fold(path: str) -> str:
+    return path.casefold() if sys.platform in ("darwin", "win32") else path
+
+
+def _inside(path: str | os.PathLike[str], base: str, roots: tuple[str, ...]) -> bool:
+    forms = [_fold(form) for form in _candidates(os.fspath(path), base.replace("\\", "/"))]
+    return any(
+        form == root or form.startswith(root.rstrip("/") + "/") for form in forms for root in roots
+    )
+
+
+def own_data(path: str | os.PathLike[str], base: Path | str | None = None) -> bool:
+    """Is `path` (absolute, or relative to `base`, default the current directory) inside
+    ctxmode's data root (every project's knowledge base, session databases, logs), by its
+    name or by what it resolves to? Its tools never index or read those files."""
+    return _inside(path, os.fspath(base or os.getcwd()), _own_roots())
+
+
+def refuse_own_data(path: str | os.PathLike[str], base: Path | str | None = None) -> None:
+    """Raise when `path` is ctxmode's own data (`own_data`).
+
+    Raises:
+        PolicyDeniedError: it is.
+    """
+    if own_data(path, base):
+        from ctxmode import paths
+        from ctxmode.errors import PolicyDeniedError
+
+        raise PolicyDeniedError(
+            f"{os.fspath(path)} is ctxmode's own data (the knowledge bases, sessions and logs "
+            f"under {paths.data_root()}): ctxmode's tools do not index or read it"
+        )
 
 
 MAX_WALK = 200_000  # entries looked at to resolve the globs of one policy

@@ -24,24 +24,67 @@ class _Window:
     count: int = 0
 
 
+AGENT_SHARE = 4  # all callers together are allowed the calls of this many
+MAX_CALLERS = 256  # windows kept; past it the expired go, then the oldest
+
+
+@dataclass(frozen=True)
+class Tally:
+    """One ctx_search call counted: the count that decides how it is answered, and the
+    calls behind it (the caller's, or with `shared` all callers') in the window that began
+    `elapsed` seconds ago."""
+
+    count: int
+    calls: int
+    elapsed: float
+    shared: bool = False
+
+
 @dataclass
 class FloodGuard:
     """Counts ctx_search calls per caller (client session, and agent when the client says
     which): parallel sub-agents sharing one server never exhaust each other's budget. The
-    window is ``CTXMODE_SEARCH_WINDOW_MS`` long."""
+    window is ``CTXMODE_SEARCH_WINDOW_MS`` long.
+
+    The agent is whatever the client names in a request's ``_meta``, so a client could
+    name a new one per call. All callers' calls together also count, as `AGENT_SHARE`
+    callers' (a quarter of them counts as one caller's calls), so inventing agents buys
+    at most that many callers' budget. Over stdio a server has one client: this total is
+    the connection's."""
 
     windows: dict[str, _Window] = field(default_factory=dict)
+    everyone: _Window | None = None
     _lock: threading.Lock = field(default_factory=threading.Lock)
 
-    def hit(self, caller: str, now: float | None = None) -> tuple[int, float]:
-        """Count one call; return (calls in the window, seconds since it started)."""
+    def hit(self, caller: str, now: float | None = None) -> Tally:
+        """Count one call; return the count that decides its answer."""
         now = time.monotonic() if now is None else now
+        length = settings.search_window_ms() / 1000
         with self._lock:
             window = self.windows.get(caller)
-            if window is None or now - window.started > settings.search_window_ms() / 1000:
+            if window is None or now - window.started > length:
+                if window is None and len(self.windows) >= MAX_CALLERS:
+                    self._forget(now, length)
                 window = self.windows[caller] = _Window(now)
             window.count += 1
-            return window.count, now - window.started
+            everyone = self.everyone
+            if everyone is None or now - everyone.started > length:
+                everyone = self.everyone = _Window(now)
+            everyone.count += 1
+            share = everyone.count // AGENT_SHARE
+            if share > window.count:
+                return Tally(share, everyone.count, now - everyone.started, shared=True)
+            return Tally(window.count, window.count, now - window.started)
+
+    def _forget(self, now: float, length: float) -> None:
+        """Make room for a new caller: drop expired windows, else the oldest half (their
+        calls still count in the total)."""
+        live = {k: w for k, w in self.windows.items() if now - w.started <= length}
+        if len(live) >= MAX_CALLERS:
+            oldest = sorted(live, key=lambda k: live[k].started)[: MAX_CALLERS // 2]
+            for key in oldest:
+                del live[key]
+        self.windows = live
 
 
 @dataclass

@@ -213,6 +213,7 @@ def ctx_index(state: ServerState, args: dict[str, Any], call: Call) -> Reply:
             report = store.index_text(content or "", source or "untitled")
         call.meter.indexed = report.bytes  # it came in the arguments: already in context
         return _indexed(report.chunks, report.code_chunks, report.label), False
+    security.refuse_own_data(path, state.project_dir)
     policy = _policy(state)
     security.enforce(security.check_path(policy, path, state.project_dir))
     target = Path(path).expanduser()
@@ -320,12 +321,14 @@ def ctx_search(state: ServerState, args: dict[str, Any], call: Call) -> Reply:
             return EMPTY_KB, True
         if not queries:
             raise UsageError("provide query or queries")
-        count, elapsed = state.guard.hit(call.caller)
+        tally = state.guard.hit(call.caller)
+        count = tally.count
         if count > hard:
+            by = " by all agents" if tally.shared else ""
             return (
-                f"BLOCKED: {count} search calls in {elapsed:.0f}s. You're flooding context. "
-                "STOP making individual search calls. Use ctx_batch_execute(commands, queries) "
-                "for your next research step."
+                f"BLOCKED: {tally.calls} search calls{by} in {tally.elapsed:.0f}s. You're "
+                "flooding context. STOP making individual search calls. Use "
+                "ctx_batch_execute(commands, queries) for your next research step."
             ), True
         effective = 1 if count > soft else (limit if timeline else min(limit, 2))
         seen: list[Any] = []

@@ -47,5 +47,20 @@ def read_pids(path: Path) -> list[int]:
     return [int(line) for line in path.read_text(encoding="utf-8").split()]
 
 
+def zombies() -> list[int]:
+    """Our dead, uncollected children (read from /proc: Linux)."""
+    from ctxmode.executor.procs import _children
+
+    out = []
+    for pid in _children():
+        try:
+            with open(f"/proc/{pid}/stat", encoding="ascii") as handle:
+                if handle.read().rsplit(")", 1)[1].split()[0] == "Z":
+                    out.append(pid)
+        except OSError:  # noqa: PERF203 - it may be gone meanwhile
+            continue
+    return out
+
+
 def needs(command: str) -> pytest.MarkDecorator:
     return pytest.mark.skipif(shutil.which(command) is None, reason=f"{command} not installed")

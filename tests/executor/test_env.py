@@ -65,6 +65,31 @@ def test_user_variables_and_ssh_agent_pass_through(run, hostile_env):
         assert env.get(name) == value
 
 
+def test_variables_the_user_drops_are_absent_by_name_or_pattern(run, monkeypatch):
+    monkeypatch.setenv("CTXMODE_ENV_DROP", "AWS_*, CTXTEST_TOKEN")
+    for name in ("AWS_PROFILE", "AWS_SECRET_ACCESS_KEY", "CTXTEST_TOKEN", "CTXTEST_KEPT"):
+        monkeypatch.setenv(name, "value")
+    env = child_env(run)
+    assert [n for n in env if n.startswith("AWS_") or n == "CTXTEST_TOKEN"] == []
+    assert env["CTXTEST_KEPT"] == "value" and env["PATH"]
+
+
+def test_an_unusable_drop_list_stops_the_run_saying_why(run, monkeypatch):
+    from ctxmode.errors import UsageError
+
+    monkeypatch.setenv("CTXMODE_ENV_DROP", "AWS_KEY=x")
+    with pytest.raises(UsageError, match="CTXMODE_ENV_DROP='AWS_KEY=x' is not names"):
+        run("shell", "echo never")
+
+
+def test_per_run_variables_of_an_outer_run_do_not_reach_this_one(run, monkeypatch):
+    monkeypatch.setenv("CTXMODE_FILE_PATH", "/outer/run/file.txt")
+    monkeypatch.setenv("CTXMODE_RUN_ID", "outer-run")
+    env = child_env(run)
+    assert "CTXMODE_FILE_PATH" not in env
+    assert env["CTXMODE_RUN_ID"] not in ("", "outer-run")
+
+
 def test_forced_settings_are_present(run, monkeypatch):
     monkeypatch.setenv("HOME", "/home/ctxmode-test-home")
     env = child_env(run)

@@ -16,7 +16,7 @@ import pytest
 from ctxmode.errors import EnvironmentProblem
 from ctxmode.executor import isolate
 
-from .procs import survivors, wait_for_file
+from .procs import survivors, wait_for_file, zombies
 
 
 def _probe() -> str | None:
@@ -342,3 +342,12 @@ def test_ctxmode_s_own_data_is_hidden_from_a_confined_run(run, tmp_path, monkeyp
     monkeypatch.setenv("CTXMODE_DIR", str(data))
     result = run("shell", f"cat {data}/content/other-project.db || echo hidden", isolate=True)
     assert result.stdout == "hidden\n"
+
+
+@needs_isolation
+def test_isolated_runs_leave_no_defunct_bwrap(run):
+    """Each confined run left its bwrap a zombie of the server until the server exited."""
+    before = set(zombies())  # other tests' children are not this one's business
+    for n in range(3):
+        assert run("shell", f"echo {n}", isolate=True).stdout == f"{n}\n"
+    assert set(zombies()) - before == set()

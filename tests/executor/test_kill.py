@@ -17,7 +17,7 @@ import pytest
 from ctxmode.executor.shaping import shape
 from ctxmode.store import ContentStore
 
-from .procs import alive, needs, read_pids, survivors, wait_for_file
+from .procs import alive, needs, read_pids, survivors, wait_for_file, zombies
 
 # A shell tree: a subshell child with its own grandchild, a process that escaped the group
 # with setsid, and the script itself. `pids` is written complete (renamed into place).
@@ -336,27 +336,12 @@ def test_a_run_that_closes_its_output_can_still_be_cancelled(run, project):
     assert survivors([int((project / "pid").read_text())]) == []
 
 
-def _zombies() -> list[int]:
-    """Our dead, uncollected children."""
-    from ctxmode.executor.procs import _children
-
-    out = []
-    for pid in _children():
-        try:
-            with open(f"/proc/{pid}/stat", encoding="ascii") as handle:
-                if handle.read().rsplit(")", 1)[1].split()[0] == "Z":
-                    out.append(pid)
-        except OSError:  # noqa: PERF203 - it may be gone meanwhile
-            continue
-    return out
-
-
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="subreaper: Linux")
 def test_processes_a_run_leaves_behind_are_collected_not_left_as_zombies(run):
     """`(sleep 100 &)` re-parents each sleep to us: killed with the run, each stayed a
     zombie until the server exited (300 of them, or a fork bomb's, made later runs fail)."""
-    before = set(_zombies())  # other tests' children are not this one's business
+    before = set(zombies())  # other tests' children are not this one's business
     result = run("shell", "for i in $(seq 40); do (sleep 100 &); done; echo started")
     assert result.stdout == "started\n"
     run("shell", "true")  # the next run collects what the kill left dying
-    assert set(_zombies()) - before == set()
+    assert set(zombies()) - before == set()

@@ -3,9 +3,10 @@
 
 import re
 
+import anyio
 import pytest
 
-from .support import call, deny
+from .support import CALL_S, call, deny
 
 pytestmark = pytest.mark.anyio
 
@@ -439,3 +440,44 @@ async def test_a_file_over_the_ctx_index_ceiling_is_refused_in_ctx_index_s_terms
     assert is_error
     assert "--max-file-size" not in text
     assert "split it" in text and "ctx_index" in text
+
+
+async def test_flood_guard_is_not_bypassed_by_naming_a_new_agent_per_call(client):
+    """The agent id comes from the client's `_meta`: a fresh one per call gets a fresh
+    window, but all agents together are held to `AGENT_SHARE` agents' budget."""
+    from ctxmode.server.state import AGENT_SHARE
+
+    await index(client, content=GUIDE, source="widget-docs")
+    outcomes = []
+    for n in range(AGENT_SHARE * 9):
+        with anyio.fail_after(CALL_S):
+            result = await client.call_tool(
+                "ctx_search", {"queries": ["widget"]}, meta={"agent_id": f"invented-{n}"}
+            )
+        outcomes.append((bool(result.is_error), result.content[0].text))
+    assert not any(refused for refused, _ in outcomes[:-1])
+    assert "Results limited to 1/query" in outcomes[AGENT_SHARE * 4][1]
+    refused, text = outcomes[-1]
+    assert refused, text
+    assert text.startswith(f"BLOCKED: {AGENT_SHARE * 9} search calls by all agents in ")
+
+
+async def test_flood_guard_still_counts_each_named_agent_on_its_own(client):
+    await index(client, content=GUIDE, source="widget-docs")
+    for agent in ("a", "b", "c"):
+        for n in range(8):
+            with anyio.fail_after(CALL_S):
+                result = await client.call_tool(
+                    "ctx_search", {"queries": ["widget"]}, meta={"agent_id": agent}
+                )
+            assert not result.is_error, (agent, n, result.content[0].text)
+
+
+def test_flood_guard_keeps_a_bounded_number_of_windows():
+    from ctxmode.server.state import MAX_CALLERS, FloodGuard
+
+    guard = FloodGuard()
+    for n in range(MAX_CALLERS * 10):
+        guard.hit(f"client:agent={n}", now=1.0)
+    assert len(guard.windows) <= MAX_CALLERS
+    assert guard.hit("client:agent=new", now=1.0).calls == MAX_CALLERS * 10 + 1

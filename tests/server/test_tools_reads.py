@@ -119,3 +119,54 @@ async def test_under_isolation_a_name_the_text_cannot_see_reads_as_empty(
     )
     assert not is_error
     assert f"KEY={SECRET}" not in batch
+
+
+@pytest.fixture
+def own_log(data_root: Path, project: Path) -> Path:
+    """A file of ctxmode's own data, and a link to it from the project."""
+    log = data_root / "logs" / "server.log"
+    log.parent.mkdir(parents=True, exist_ok=True)
+    log.write_text(f"refused line: token={SECRET}\n", encoding="utf-8")
+    (project / "logs").symlink_to(log.parent)
+    return log
+
+
+@pytest.mark.parametrize("named", ["absolute", "linked", "folder"])
+async def test_index_never_reads_ctxmodes_own_data(client, own_log, named):
+    path = {"absolute": str(own_log), "linked": "logs/server.log", "folder": "logs"}[named]
+    text, is_error = await call(client, "ctx_index", {"path": path})
+    assert is_error, text
+    assert "is ctxmode's own data" in text
+    found, _ = await call(client, "ctx_search", {"queries": [SECRET]})
+    assert f"token={SECRET}" not in found
+
+
+def test_a_walk_is_denied_every_file_of_ctxmodes_own_data(own_log, project):
+    """A folder walked that holds the data root (a home folder, say) skips its files."""
+    from ctxmode.security import load_policy, path_deny_check
+
+    denied = path_deny_check(load_policy(project), project)
+    assert denied(str(own_log)) and denied(str(project / "logs" / "server.log"))
+    assert not denied(str(project / "notes.md"))
+
+
+@pytest.mark.parametrize("named", ["absolute", "linked"])
+async def test_execute_file_never_reads_ctxmodes_own_data(client, own_log, named):
+    path = str(own_log) if named == "absolute" else "logs/server.log"
+    text, is_error = await call(
+        client, "ctx_execute_file", {"path": path, "language": "shell", "code": "cat"}
+    )
+    assert is_error, text
+    assert "is ctxmode's own data" in text and SECRET not in text
+
+
+async def test_index_reads_a_file_outside_the_project_no_rule_denies(client, tmp_path):
+    """Decided: like the host's own Read tool, ctx_index reads outside the project unless
+    a Read rule denies it (a run could print the file anyway without isolation)."""
+    outside = tmp_path / "elsewhere" / "guide.md"
+    outside.parent.mkdir()
+    outside.write_text("# Guide\n\nthe outside guide words\n", encoding="utf-8")
+    text, is_error = await call(client, "ctx_index", {"path": str(outside)})
+    assert not is_error, text
+    found, _ = await call(client, "ctx_search", {"queries": ["outside guide words"]})
+    assert "the outside guide words" in found
