@@ -153,7 +153,9 @@ def _load_core(where: paths.ProjectPaths) -> Any:  # a `ServerState`
     from ctxmode.server import dispatch  # noqa: F401  (loaded here, used by the calls)
     from ctxmode.server.state import ServerState
 
-    return ServerState(where)
+    state = ServerState(where)
+    state.warm()
+    return state
 
 
 def _load_sdk() -> Any:

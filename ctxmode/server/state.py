@@ -1,10 +1,11 @@
 """What one server process holds between tool calls: the project, its knowledge base, the
 runs it has started, and the search flood guard's windows."""
 
+import logging
 import sys
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -15,7 +16,12 @@ from ctxmode.executor import BackgroundRuns
 from ctxmode.stats.record import Recorder
 from ctxmode.store import ContentStore
 
+log = logging.getLogger("ctxmode.server")
+
 SWEEP_INTERVAL_S = 2.0
+# What ctx_index stored is made searchable after this long without another call (a search
+# does it at once): a burst of calls shares one full-text index write.
+CATCH_UP_WHEN_IDLE_S = 0.05
 
 
 @dataclass
@@ -87,6 +93,41 @@ class FloodGuard:
         self.windows = live
 
 
+class _WhenIdle:
+    """Runs `work` in a thread of its own once `poke` has not been called for `quiet_s`
+    seconds: what can wait for a pause between tool calls waits for one."""
+
+    def __init__(self, work: Callable[[], None], quiet_s: float) -> None:
+        self._work = work
+        self._quiet_s = quiet_s
+        self._due: float | None = None
+        self._wake = threading.Condition()
+        self._thread: threading.Thread | None = None
+
+    def poke(self) -> None:
+        with self._wake:
+            waiting = self._due is not None  # it wakes at the old time and waits on
+            self._due = time.monotonic() + self._quiet_s
+            if self._thread is None:
+                self._thread = threading.Thread(target=self._run, name="ctxmode-idle", daemon=True)
+                self._thread.start()
+            elif not waiting:
+                self._wake.notify()
+
+    def _run(self) -> None:
+        while True:
+            with self._wake:
+                while self._due is None:
+                    self._wake.wait()
+                while (left := self._due - time.monotonic()) > 0:
+                    self._wake.wait(left)  # a poke meanwhile moved the time on
+                self._due = None
+            try:
+                self._work()
+            except Exception:  # the next search catches up instead
+                log.exception("idle work failed")
+
+
 @dataclass
 class ServerState:
     """Per-process state, created by the lifespan and closed on the way out."""
@@ -105,10 +146,21 @@ class ServerState:
     # One-time notices of knowledge-base heals, added to the next tool answer.
     _notices: list[str] = field(default_factory=list)
     _notices_lock: threading.Lock = field(default_factory=threading.Lock)
+    _idle: _WhenIdle | None = None  # makes what was indexed searchable between calls
 
     @property
     def project_dir(self) -> Path:
         return self.project.project_dir
+
+    def warm(self) -> None:
+        """Load, without writing anything, what the first tool call would otherwise wait
+        for: the hosts' descriptors (the session a call counts under) and the permission
+        rules (read again when their files change)."""
+        from ctxmode.security import load_policy
+        from ctxmode.stats.record import session_from_env
+
+        session_from_env()
+        load_policy(self.project_dir)
 
     @property
     def recorder(self) -> Recorder:
@@ -143,6 +195,19 @@ class ServerState:
             finally:
                 if self._store is not None:
                     self._keep_notices(self._store)
+                    if self._store.pending:
+                        self._catch_up_when_idle()
+
+    def _catch_up_when_idle(self) -> None:
+        if self._idle is None:
+            self._idle = _WhenIdle(self._catch_up, CATCH_UP_WHEN_IDLE_S)
+        self._idle.poke()
+
+    def _catch_up(self) -> None:
+        with self._store_lock:
+            if self._store is not None:
+                self._store.catch_up()
+                self._keep_notices(self._store)
 
     @contextmanager
     def private_store(self) -> Iterator[ContentStore]:

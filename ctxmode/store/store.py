@@ -52,6 +52,11 @@ from ctxmode.store.weights import TermWeights
 
 DEFAULT_LIMIT = 5
 WAL_CHECKPOINT_PAGES = 4000  # checkpoint (and fsync) every ~16 MB of writes, not ~4 MB
+# Chunks are stored at once and made searchable in batches (`ContentStore.catch_up`):
+# before a search, on close, when idle, and at the latest after this much was written.
+PENDING_MAX_BYTES = 4 * 1024 * 1024
+CATCH_UP_BATCH = 2000  # chunks per transaction
+_ANY_PENDING = "SELECT 1 FROM chunks WHERE pending = 1 LIMIT 1"
 # File-backed sources a search checks besides its hits' own: a stat each (a read only for
 # a changed file), about 2 ms for 1,000; a store with at most this many is swept whole.
 SWEEP_BATCH = 1000
@@ -225,6 +230,8 @@ class ContentStore:
         self._reading_only: DiskFullError | None = None
         self._told_reading_only = False
         self._con: sqlite3.Connection = None  # type: ignore[assignment]  # set by _connect
+        self._pending_bytes = 0  # bytes this store wrote since it last caught up
+        self._told_unsearchable = False  # a full disk kept chunks from the index: told
         self._start()
 
     # ------------------------------------------------------------------ lifecycle
@@ -405,8 +412,18 @@ class ContentStore:
         return notices
 
     def close(self) -> None:
-        self._closed = True
+        """Catch up (`catch_up`; a failure leaves it to the next search), then close."""
         con = self._con
+        if con is None:
+            self._closed = True
+            return
+        if self._pending_bytes:
+            try:
+                self.catch_up()
+            except CtxError as exc:
+                _log.warning("chunks left to make searchable later: %s", exc)
+            con = self._con
+        self._closed = True
         if con is None:
             return
         try:
@@ -430,8 +447,9 @@ class ContentStore:
 
     def _delete_source_rows(self, source_id: int) -> None:
         con = self._con
-        rows = con.execute(
-            "SELECT id, title, content FROM chunks WHERE source_id = ?", (source_id,)
+        rows = con.execute(  # a pending chunk is not in the full-text index yet
+            "SELECT id, title, content FROM chunks WHERE source_id = ? AND pending = 0",
+            (source_id,),
         ).fetchall()
         con.executemany(
             "INSERT INTO chunks_fts(chunks_fts, rowid, title, body) VALUES('delete', ?, ?, ?)",
@@ -446,7 +464,6 @@ class ContentStore:
         kind: str,
         chunks: Sequence[Chunk],
         nbytes: int,
-        words: set[str],
         *,
         file_path: str | None = None,
         content_hash: str | None = None,
@@ -485,7 +502,7 @@ class ContentStore:
                 ids = range(first, first + len(chunks))
                 con.executemany(
                     "INSERT INTO chunks(id, source_id, ord, title, content, content_type,"
-                    " start_line, end_line) VALUES (?,?,?,?,?,?,?,?)",
+                    " start_line, end_line, pending) VALUES (?,?,?,?,?,?,?,?,1)",
                     [
                         (
                             cid,
@@ -500,29 +517,87 @@ class ContentStore:
                         for n, (cid, c) in enumerate(zip(ids, chunks, strict=True))
                     ],
                 )
-                con.executemany(
-                    "INSERT INTO chunks_fts(rowid, title, body) VALUES (?, ?, ?)",
-                    [
-                        (cid, fts_text(c.title), fts_text(c.content))
-                        for cid, c in zip(ids, chunks, strict=True)
-                    ],
-                )
-                if new_words:
-                    last = con.execute("SELECT coalesce(max(id), 0) FROM vocab").fetchone()[0]
-                    con.executemany(
-                        "INSERT OR IGNORE INTO vocab(word) VALUES (?)", [(w,) for w in new_words]
-                    )
-                    con.execute(
-                        "INSERT INTO vocab_tri(rowid, word)"
-                        " SELECT id, word FROM vocab WHERE id > ?",
-                        (last,),
-                    )
                 return source_id
 
-        new_words = self._vocabulary.unknown(words)
         source_id = db.retry_busy(run)
-        self._vocabulary.learned(new_words)
+        self._pending_bytes += nbytes
+        if self._pending_bytes >= PENDING_MAX_BYTES:
+            self._catch_up()
         return IndexReport(label, source_id, len(chunks), code, nbytes, file_path)
+
+    @property
+    def pending(self) -> bool:
+        """Whether this store wrote chunks not yet searchable (`catch_up` makes them so)."""
+        return self._pending_bytes > 0
+
+    @_healing
+    def catch_up(self) -> int:
+        """Make every stored chunk searchable (full-text index and vocabulary), in
+        batches; returns how many were. Every search does it first; a long-lived process
+        may do it when idle. A store open for reading only (a full disk) leaves them."""
+        return self._catch_up()
+
+    def _catch_up(self) -> int:
+        if self._reading_only is not None:
+            return 0
+        done = 0
+        while True:
+            count, learned = db.retry_busy(self._catch_up_batch)
+            self._vocabulary.learned(learned)
+            done += count
+            if count < CATCH_UP_BATCH:
+                self._pending_bytes = 0
+                return done
+
+    def _catch_up_batch(self) -> tuple[int, set[str]]:
+        """One transaction of `_catch_up`: the chunks made searchable, the words learned."""
+        con = self._con
+        with db.write_transaction(con):
+            rows = con.execute(
+                "SELECT id, title, content FROM chunks WHERE pending = 1 ORDER BY id LIMIT ?",
+                (CATCH_UP_BATCH,),
+            ).fetchall()
+            if not rows:
+                return 0, set()
+            con.executemany(
+                "INSERT INTO chunks_fts(rowid, title, body) VALUES (?, ?, ?)",
+                [(r["id"], fts_text(r["title"]), fts_text(r["content"])) for r in rows],
+            )
+            text = "\n".join(f"{r['title']}\n{r['content']}" for r in rows)
+            learned = self._vocabulary.unknown(vocabulary(text))
+            if learned:
+                last = con.execute("SELECT coalesce(max(id), 0) FROM vocab").fetchone()[0]
+                con.executemany(
+                    "INSERT OR IGNORE INTO vocab(word) VALUES (?)", [(w,) for w in learned]
+                )
+                con.execute(
+                    "INSERT INTO vocab_tri(rowid, word) SELECT id, word FROM vocab WHERE id > ?",
+                    (last,),
+                )
+            con.executemany(
+                "UPDATE chunks SET pending = 0 WHERE id = ?", [(r["id"],) for r in rows]
+            )
+            return len(rows), learned
+
+    def _searchable(self) -> None:
+        """Catch up with chunks stored but not yet searchable, by this process or another
+        (one that died before it caught up): a search never misses what was indexed. On
+        a full disk the search goes on without them, and says so once."""
+        if not self._pending_bytes and self._con.execute(_ANY_PENDING).fetchone() is None:
+            return
+        try:
+            self._catch_up()
+        except sqlite3.OperationalError as exc:
+            if not db.is_full(exc, None if self._in_memory else self.path):
+                raise
+            if not self._told_unsearchable:
+                self._told_unsearchable = True
+                self._notice(
+                    f"{db.full_message('the knowledge base', exc)}; what was indexed since"
+                    " the disk filled up is stored but not searchable until there is room"
+                )
+            return
+        self._told_unsearchable = False
 
     @_healing
     def index_text(
@@ -540,14 +615,7 @@ class ContentStore:
             text = text.encode("utf-8", "surrogatepass").decode("utf-8", "replace")
             nbytes = len(text.encode("utf-8"))
         chunks = chunk_text(text, kind)
-        return self._write(
-            label,
-            kind,
-            chunks,
-            nbytes,
-            vocabulary(text),
-            session_id=session_id,
-        )
+        return self._write(label, kind, chunks, nbytes, session_id=session_id)
 
     @_healing
     def index_file(
@@ -633,7 +701,6 @@ class ContentStore:
             kind,
             chunks,
             read.size,
-            vocabulary(read.text),
             file_path=str(read.path),
             content_hash=read.sha256,
             mtime_ns=_trusted_mtime(read),
@@ -688,6 +755,7 @@ class ContentStore:
         con = self._con
         con.execute(f"PRAGMA busy_timeout={MERGE_WAIT_MS}")  # not the 30 s a write waits
         try:
+            self._catch_up()
             con.execute("BEGIN IMMEDIATE")
             try:
                 con.execute("INSERT INTO chunks_fts(chunks_fts) VALUES ('optimize')")
@@ -697,8 +765,9 @@ class ContentStore:
             except BaseException:
                 db.rollback_quietly(con)
                 raise
-        except sqlite3.OperationalError as exc:
-            if not (db.is_busy(exc) or db.is_full(exc)):
+        except (sqlite3.OperationalError, StoreError) as exc:
+            busy = isinstance(exc, StoreError) or db.is_busy(exc)  # StoreError: still busy
+            if not busy and not (isinstance(exc, sqlite3.OperationalError) and db.is_full(exc)):
                 raise
             _log.info("index segments not merged: %s", exc)
             return False
@@ -872,6 +941,7 @@ class ContentStore:
     @_healing
     def fuzzy_correct(self, word: str) -> str | None:
         """The closest vocabulary word within the length-based edit budget, or None."""
+        self._searchable()
         return self._vocabulary.correct(word)
 
     @_healing
@@ -943,6 +1013,7 @@ class ContentStore:
         return {*found.refreshed, *found.dropped, *found.denied}
 
     def _search(self, run: _SearchArgs, report: RefreshReport) -> SearchResult:
+        self._searchable()  # what this search's own checks re-indexed too
         # Sources whose file a Read rule now denies are neither re-read nor served.
         retrieval = Retrieval(self._con, self._vocabulary, self._weights)
         hits, corrections = retrieval.run(*run, hidden=frozenset(report.denied))

@@ -53,7 +53,8 @@ def test_reindexing_many_times_keeps_one_source_row_and_current_content(store):
         store.index_text(f"# Run\n\nresult token{i}\n", "loop")
     assert _sources(store) == ["loop"]
     assert store.search("token9").hits
-    assert store.search("token3").hits == []
+    # Only the current text is found (a typo-tolerant match may point at token9).
+    assert not [h for h in store.search("token3").hits if "token3" in h.snippet]
     assert store.chunk_count() == 1
 
 
@@ -178,6 +179,7 @@ def test_substring_expansions_are_the_shortest_known_words_holding_the_fragment(
 
     words = [f"load{'x' * n}er" for n in range(MAX_EXPANSIONS + 5)][::-1]
     store.index_text("# Words\n\n" + " ".join([*words, "load", "reload", "unrelated"]), "w")
+    store.catch_up()  # the vocabulary is written with the full-text index
     found = Vocabulary(store.connection).expansions("load")
     # shortest first, ties in order; "load" itself is no expansion of it
     assert found == ["loader", "reload", *sorted(words, key=len)[1 : MAX_EXPANSIONS - 1]]

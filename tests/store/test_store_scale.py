@@ -273,6 +273,8 @@ def _segments(store: ContentStore, table: str) -> int:
 
 
 def test_a_bulk_index_merges_the_full_text_segments(tmp_path, monkeypatch):
+    # every write made searchable at once: a segment each, as many as FTS5 keeps
+    monkeypatch.setattr("ctxmode.store.store.PENDING_MAX_BYTES", 1)
     monkeypatch.setattr("ctxmode.store.indexer.MERGE_AFTER_CHUNKS", FILES)
     root = tmp_path / "tree"
     _tree(root)
@@ -290,6 +292,8 @@ def test_a_bulk_index_merges_the_full_text_segments(tmp_path, monkeypatch):
 
 
 def test_a_small_or_unchanged_index_run_leaves_the_segments_alone(tmp_path, monkeypatch):
+    # every write made searchable at once: a segment each, as many as FTS5 keeps
+    monkeypatch.setattr("ctxmode.store.store.PENDING_MAX_BYTES", 1)
     monkeypatch.setattr("ctxmode.store.indexer.MERGE_AFTER_CHUNKS", FILES + 1)
     root = tmp_path / "tree"
     _tree(root)
