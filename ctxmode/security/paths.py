@@ -6,6 +6,7 @@ Claude Code documents them (``//abs``, ``~/in-home``, ``/from-root``, ``relative
 project). A rule naming a directory covers everything inside it.
 """
 
+import functools
 import os
 import re
 import sys
@@ -123,7 +124,9 @@ def _candidates(path: str, project: str) -> list[str]:
         text = os.path.expanduser("~").replace("\\", "/") + text[1:]
     absolute = text if _is_abs(text) else project.rstrip("/") + "/" + text
     lexical = _norm(absolute)
-    return list(dict.fromkeys([lexical, _real(lexical), _real(absolute)]))
+    real = _real(lexical)
+    # `..` after a symlink resolves differently: resolve the unnormalised name too
+    return list(dict.fromkeys([lexical, real, real if absolute == lexical else _real(absolute)]))
 
 
 def _with_parents(path: str) -> list[str]:
@@ -222,7 +225,11 @@ def _own_roots() -> tuple[str, ...]:
     """The data root by name and by what it resolves to."""
     from ctxmode import paths
 
-    root = os.fspath(paths.data_root())
+    return _roots_of(os.fspath(paths.data_root()))
+
+
+@functools.lru_cache(maxsize=4)
+def _roots_of(root: str) -> tuple[str, ...]:
     return tuple(dict.fromkeys(_fold(r.rstrip("/") or "/") for r in (_norm(root), _real(root))))
 
 

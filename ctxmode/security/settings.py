@@ -20,6 +20,7 @@ import json
 import os
 import re
 import sys
+from collections import ChainMap
 from collections.abc import Sequence
 from pathlib import Path
 from typing import NamedTuple
@@ -72,7 +73,7 @@ def claude_config_dir(home: Path | None = None) -> Path:
     from ctxmode.platforms.host import config_dir
 
     home = Path.home() if home is None else home
-    found = config_dir(HOST, {**os.environ, "HOME": str(home)})
+    found = config_dir(HOST, ChainMap({"HOME": str(home)}, os.environ))
     return found if found is not None else home / ".claude"
 
 
@@ -93,7 +94,8 @@ def _platform_dir(platform: str, home: Path) -> Path | None:
     from ctxmode.platforms.host import config_dir
 
     host = descriptor(platform)
-    return config_dir(host, {**os.environ, "HOME": str(home)}) if host is not None else None
+    env = ChainMap({"HOME": str(home)}, os.environ)  # a copy of the environment costs more
+    return config_dir(host, env) if host is not None else None
 
 
 def _managed_paths() -> list[Path]:

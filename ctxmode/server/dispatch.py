@@ -38,6 +38,8 @@ def counted(state: ServerState, name: str, args: dict[str, Any], call: Call) -> 
     is_counted = name not in meta.UNCOUNTED
     if is_counted:
         state.session_id = state.recorder.session_id()
+    if name in meta.HANDLERS:  # they read (or delete) the counters: all of them written
+        state.recorder.flush()
     try:
         text, is_error = HANDLERS[name](state, args, call)
     except CtxError as exc:

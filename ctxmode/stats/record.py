@@ -1,9 +1,10 @@
 """Recording what each MCP tool call measured, and the stats file status bars read.
 
-The server adds one `Usage` per call to the project's session database (``tool_calls``,
-per session and tool), and rewrites the project's stats file (`ctxmode.stats.statsfile`)
-a moment later, once for a burst of calls: the current session's and the project's
-totals, so a status line shows them without opening SQLite.
+The server counts one `Usage` per call and adds them to the project's session database
+(``tool_calls``, per session and tool) a moment later, once for a burst of calls, then
+rewrites the project's stats file (`ctxmode.stats.statsfile`): the current session's and
+the project's totals, so a status line shows them without opening SQLite. Whatever reads
+the counters in this process flushes them first (`Recorder.flush`); closing does too.
 
 Which session a call belongs to: ``CTXMODE_SESSION_ID``, or a host's session variable
 (``CLAUDE_SESSION_ID``, ``CODEX_THREAD_ID``, ...) when the host sets one; else the project's
@@ -28,8 +29,10 @@ from ctxmode.stats.statsfile import snapshot, write_stats_file
 log = logging.getLogger("ctxmode.stats")
 
 ACTIVE_WITHIN_S = 86_400
-# The stats file is rewritten this long after a call, once for every call in between.
+# Calls are written to the database, and the stats file rewritten, this long after a call:
+# once for every call in between.
 STATS_FILE_DELAY_S = 0.25
+SESSION_KEPT_S = 2.0  # how long the session the database named is used without asking
 
 
 def session_from_env() -> str | None:
@@ -52,8 +55,9 @@ class Recorder:
         self._db: SessionDB | None = None
         self._inode: int | None = None
         self._lock = threading.Lock()
-        self._unwritten: str | None = None  # the session of calls not yet in the file
+        self._unwritten: dict[tuple[str, str], Usage] = {}  # (session, tool): not yet written
         self._flush_timer: threading.Timer | None = None
+        self._latest: tuple[float, str] | None = None  # (when, session) the database named
 
     @property
     def stats_file(self) -> Path:
@@ -76,10 +80,14 @@ class Recorder:
         return self._db
 
     def session_id(self) -> str:
-        """The session calls are counted under (see the module docstring)."""
+        """The session calls are counted under (see the module docstring); the
+        database's answer is kept for `SESSION_KEPT_S`."""
         found = session_from_env()
         if found:
             return found
+        now = time.monotonic()
+        if self._latest is not None and now - self._latest[0] < SESSION_KEPT_S:
+            return self._latest[1]
         try:
             with self._lock:
                 latest = self._open().latest_session()
@@ -88,44 +96,45 @@ class Recorder:
         if latest is not None and (latest.last_event_at or latest.started_at) >= now_iso(
             -ACTIVE_WITHIN_S
         ):
-            return latest.session_id
-        return f"pid-{os.getppid()}"
+            sid = latest.session_id
+        else:
+            sid = f"pid-{os.getppid()}"
+        self._latest = (now, sid)
+        return sid
 
     def record(self, tool: str, usage: Usage, session_id: str | None = None) -> None:
-        """Add one call's counters now, and refresh the stats file within
-        `STATS_FILE_DELAY_S` (one rewrite for a burst of calls); failures are logged only."""
-        started = time.perf_counter()
-        try:
-            sid = session_id or self.session_id()
-            with self._lock:
-                self._open().add_usage(sid, tool, usage)
-                self._unwritten = sid
-                if self._flush_timer is None:
-                    self._flush_timer = threading.Timer(STATS_FILE_DELAY_S, self.flush)
-                    self._flush_timer.daemon = True
-                    self._flush_timer.start()
-        except (CtxError, OSError) as exc:  # says what is wrong (a full disk): no traceback
-            log.warning("could not record stats for %s: %s", tool, exc)
-        except Exception:
-            log.exception("could not record stats for %s", tool)
-        log.debug("stats for %s recorded in %.1f ms", tool, (time.perf_counter() - started) * 1e3)
+        """Count one call: kept in memory and written, with the stats file, within
+        `STATS_FILE_DELAY_S` (once for a burst of calls), or by `flush`."""
+        sid = session_id or self.session_id()
+        with self._lock:
+            key = (sid, tool)
+            self._unwritten[key] = self._unwritten.get(key, Usage()).plus(usage)
+            if self._flush_timer is None:
+                self._flush_timer = threading.Timer(STATS_FILE_DELAY_S, self.flush)
+                self._flush_timer.daemon = True
+                self._flush_timer.start()
 
     def flush(self) -> None:
-        """Rewrite the stats file now if a call was counted since it was last written."""
+        """Write the calls counted since the last flush, then rewrite the stats file;
+        failures are logged only (counting must never break a tool call)."""
+        started = time.perf_counter()
         with self._lock:
             if self._flush_timer is not None:
                 self._flush_timer.cancel()
                 self._flush_timer = None
-            sid, self._unwritten = self._unwritten, None
-            if sid is None:
+            counted, self._unwritten = self._unwritten, {}
+            if not counted:
                 return
             try:
                 sdb = self._open()
+                for (sid, tool), usage in counted.items():
+                    sdb.add_usage(sid, tool, usage)
                 write_stats_file(self.stats_file, snapshot(sdb, sid, str(self.project_dir)))
-            except (CtxError, OSError) as exc:
-                log.warning("could not write the stats file: %s", exc)
+            except (CtxError, OSError) as exc:  # says what is wrong (a full disk)
+                log.warning("could not record stats: %s", exc)
             except Exception:
-                log.exception("could not write the stats file")
+                log.exception("could not record stats")
+        log.debug("stats recorded in %.1f ms", (time.perf_counter() - started) * 1e3)
 
     def close(self) -> None:
         self.flush()

@@ -21,6 +21,7 @@ def _session(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 def _usage(state) -> dict[str, Usage]:
+    state.recorder.flush()  # calls are written a moment after they are counted
     with SessionDB(state.recorder.session_db) as sdb:
         return sdb.usage("sess-1")
 
@@ -68,7 +69,7 @@ async def test_errors_and_searches_are_calls_that_returned_bytes(client, state):
 
 async def test_stats_file_mirrors_the_database(client, state):
     await call(client, "ctx_execute", {"language": "shell", "code": "seq 1 50000"})
-    deadline = time.monotonic() + 5  # rewritten a moment after the call, not in it
+    deadline = time.monotonic() + 5  # written a moment after the call, not in it
     while not state.recorder.stats_file.exists() and time.monotonic() < deadline:
         time.sleep(0.02)
     data = json.loads(state.recorder.stats_file.read_text(encoding="utf-8"))

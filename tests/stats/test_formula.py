@@ -91,6 +91,7 @@ def test_a_recorder_reopens_a_database_deleted_under_it(tmp_path):
     db = tmp_path / "s.db"
     recorder = Recorder(db, tmp_path)
     recorder.record("ctx_execute", Usage(1, 10, 1000), "s1")
+    recorder.flush()  # written, as a moment after the call
     for path in tmp_path.glob("s.db*"):
         path.unlink()  # a purge from another process
     recorder.record("ctx_execute", Usage(1, 5, 50), "s1")
