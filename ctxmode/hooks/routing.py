@@ -182,7 +182,7 @@ def _bash(event: HookEvent, probe: Probe) -> HookDecision:
         blocked = security_decision(check_command(policy, command))
         if blocked is not None:
             return blocked
-    from ctxmode.security.commands import CHECK_MAX_CHARS
+    from ctxmode.security.model import CHECK_MAX_CHARS
 
     if len(command) > CHECK_MAX_CHARS:  # not read (see `too_long`): not routed either
         return ALLOW

@@ -43,46 +43,104 @@ are best effort; ``--isolate`` (`ctxmode.executor.isolate`) enforces the ``Read(
 deny rules and the network switch in the kernel.
 """
 
-from ctxmode.security.code import TooComplexError, extract_shell_commands
-from ctxmode.security.commands import (
-    SHELL_LANGUAGES,
-    check_code,
-    check_command,
-    check_unchecked,
-    explain_command,
-)
-from ctxmode.security.messages import Surface, deny_message, enforce
-from ctxmode.security.model import (
-    Decision,
-    Explanation,
-    Policy,
-    Rule,
-    RuleMatch,
-    Scope,
-    SettingsSource,
-    SourceStatus,
-    Subject,
-    Verdict,
-    ask_message,
-)
-from ctxmode.security.named import check_named_reads, check_run
-from ctxmode.security.paths import (
-    TooManyFilesError,
-    check_path,
-    denied_paths,
-    explain_path,
-    own_data,
-    path_deny_check,
-    refuse_own_data,
-)
-from ctxmode.security.settings import (
-    MAX_SETTINGS_BYTES,
-    claude_config_dir,
-    clear_cache,
-    load_policy,
-    settings_sources,
-)
-from ctxmode.security.shell import MAX_DEPTH, split_command
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from ctxmode.security.code import TooComplexError, extract_shell_commands
+    from ctxmode.security.commands import (
+        SHELL_LANGUAGES,
+        check_code,
+        check_command,
+        check_unchecked,
+        explain_command,
+    )
+    from ctxmode.security.messages import Surface, deny_message, enforce
+    from ctxmode.security.model import (
+        Decision,
+        Explanation,
+        Policy,
+        Rule,
+        RuleMatch,
+        Scope,
+        SettingsSource,
+        SourceStatus,
+        Subject,
+        Verdict,
+        ask_message,
+    )
+    from ctxmode.security.named import check_named_reads, check_run
+    from ctxmode.security.paths import (
+        TooManyFilesError,
+        check_path,
+        denied_paths,
+        explain_path,
+        own_data,
+        path_deny_check,
+        refuse_own_data,
+    )
+    from ctxmode.security.settings import (
+        MAX_SETTINGS_BYTES,
+        claude_config_dir,
+        clear_cache,
+        load_policy,
+        settings_sources,
+    )
+    from ctxmode.security.shell import MAX_DEPTH, split_command
+
+
+_HOMES = {  # each name and the module that defines it, imported on first use
+    "TooComplexError": "code",
+    "extract_shell_commands": "code",
+    "SHELL_LANGUAGES": "commands",
+    "check_code": "commands",
+    "check_command": "commands",
+    "check_unchecked": "commands",
+    "explain_command": "commands",
+    "Surface": "messages",
+    "deny_message": "messages",
+    "enforce": "messages",
+    "Decision": "model",
+    "Explanation": "model",
+    "Policy": "model",
+    "Rule": "model",
+    "RuleMatch": "model",
+    "Scope": "model",
+    "SettingsSource": "model",
+    "SourceStatus": "model",
+    "Subject": "model",
+    "Verdict": "model",
+    "ask_message": "model",
+    "check_named_reads": "named",
+    "check_run": "named",
+    "TooManyFilesError": "paths",
+    "check_path": "paths",
+    "denied_paths": "paths",
+    "explain_path": "paths",
+    "own_data": "paths",
+    "path_deny_check": "paths",
+    "refuse_own_data": "paths",
+    "MAX_SETTINGS_BYTES": "settings",
+    "claude_config_dir": "settings",
+    "clear_cache": "settings",
+    "load_policy": "settings",
+    "settings_sources": "settings",
+    "MAX_DEPTH": "shell",
+    "split_command": "shell",
+}
+
+
+def __getattr__(name: str) -> Any:
+    """A name of the package, from its module: a hook that checks a Bash command loads
+    the command checks, not the path rules or the code readers (each costs the hook
+    process milliseconds, mostly compiling regular expressions)."""
+    home = _HOMES.get(name)
+    if home is None:
+        raise AttributeError(f"module 'ctxmode.security' has no attribute {name!r}")
+    value = getattr(importlib.import_module(f"ctxmode.security.{home}"), name)
+    globals()[name] = value
+    return value
+
 
 __all__ = [
     "MAX_DEPTH",

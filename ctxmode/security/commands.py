@@ -15,7 +15,16 @@ from functools import lru_cache
 from typing import NamedTuple
 
 from ctxmode.security.code import dynamic_code, extract_shell_commands
-from ctxmode.security.model import Decision, Explanation, Policy, Rule, RuleMatch, Subject, Verdict
+from ctxmode.security.model import (
+    CHECK_MAX_CHARS,
+    Decision,
+    Explanation,
+    Policy,
+    Rule,
+    RuleMatch,
+    Subject,
+    Verdict,
+)
 from ctxmode.security.readings import _Part, _parts
 from ctxmode.security.shell import _Segment
 from ctxmode.security.words import _peeled
@@ -169,9 +178,6 @@ def _internal_error(
         return Verdict(Decision.DENY, subject, rule, reading, reading, embedded, reason)
     decision = Decision.DENY if policy.fail_closed else Decision.NONE
     return Verdict(decision, subject, reason=reason)
-
-
-CHECK_MAX_CHARS = 512 * 1024  # of a command or code read for the permission rules
 
 
 def too_long(policy: Policy, text: str, tools: tuple[str, ...]) -> Verdict | None:

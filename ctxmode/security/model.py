@@ -11,6 +11,8 @@ from typing import Literal, NamedTuple
 
 from ctxmode import settings
 
+CHECK_MAX_CHARS = 512 * 1024  # of a command or code read for the permission rules
+
 
 class Decision(str, Enum):
     """What the policy says about a request."""

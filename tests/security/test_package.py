@@ -3,6 +3,7 @@
 import ast
 import subprocess
 import sys
+from importlib import import_module
 from inspect import ismodule
 from pathlib import Path
 
@@ -27,8 +28,28 @@ LAYERS = "model settings words shell expand code readings commands paths named m
 
 
 def test_the_package_exports_every_public_name_it_has():
+    """Every name of `__all__` resolves (each loaded from its module on first use), and
+    each is the public name of the module it comes from."""
+    for name in security.__all__:
+        value = getattr(security, name)
+        home = security._HOMES[name]
+        assert getattr(import_module(f"ctxmode.security.{home}"), name) is value
+    assert set(security.__all__) == set(security._HOMES)
     public = {n for n, v in vars(security).items() if not n.startswith("_") and not ismodule(v)}
-    assert set(security.__all__) == public
+    assert public - {"TYPE_CHECKING", "Any"} <= set(security.__all__)
+
+
+def test_a_bash_check_loads_only_the_command_checks():
+    probe = (
+        "import sys\n"
+        "from ctxmode.security import check_command, load_policy\n"
+        "print(sorted(m for m in sys.modules if m.startswith('ctxmode.security.')))"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", probe], capture_output=True, text=True, encoding="utf-8", check=True
+    )
+    loaded = {m.rsplit(".", 1)[1] for m in eval(out.stdout)}  # noqa: S307 - our own output
+    assert not loaded & {"paths", "named", "messages"}
 
 
 def test_modules_import_only_lower_layers():
