@@ -3,8 +3,8 @@
 
 Run by hand, never from the test suite:
 
-    .venv/bin/python benchmarks/bench_hostile.py [--only floods|orphans] [--repeat 7]
-        [--json out.json] [--command 'ctxmode']
+    .venv/bin/python benchmarks/bench_hostile.py [--only floods|orphans|redteam]
+        [--items 1,7] [--repeat 7] [--json out.json] [--command 'ctxmode']
 
 Floods (each through a real ``ctxmode serve`` over stdio, or the CLI):
 
@@ -25,6 +25,11 @@ Orphans:
   shutdown (stdin closed): how many of ``--repeat`` shutdowns leave it running.
 
 Every process a case leaves behind is killed before the next case.
+
+Redteam (``hostile_redteam.py``): the attacks of the third hostile round (issue 24,
+items 1-12) replayed through real processes, per item the attacks tried and the attacks
+that succeeded; ``--command`` points it at another install to count them before a fix,
+``--items 1,7`` replays a few.
 """
 
 import argparse
@@ -45,6 +50,8 @@ import psutil
 ROOT = Path(__file__).resolve().parent.parent
 VENV_CTXMODE = ROOT / ".venv" / "bin" / "ctxmode"
 MB = 1024 * 1024
+# The runner's own agent and ctxmode settings stay out of the cases' environment.
+HOST_VARS = ("CLAUDE", "CTXMODE_", "CONTEXT_MODE_", "CODEX_", "GEMINI_", "CTX_FETCH")
 
 
 class Peak:
@@ -82,7 +89,9 @@ class Peak:
 class Server:
     """A ``ctxmode serve`` process spoken to in raw JSON-RPC lines."""
 
-    def __init__(self, command: list[str], env: dict[str, str], cwd: Path) -> None:
+    def __init__(
+        self, command: list[str], env: dict[str, str], cwd: Path, *, initialize: bool = True
+    ) -> None:
         self.proc = subprocess.Popen(
             command,
             stdin=subprocess.PIPE,
@@ -95,6 +104,8 @@ class Server:
         self._replies: dict[Any, dict[str, Any]] = {}
         self._cond = threading.Condition()
         threading.Thread(target=self._read, daemon=True).start()
+        if not initialize:
+            return
         self.request(
             "initialize",
             {
@@ -112,23 +123,39 @@ class Server:
                 message = json.loads(line)
             except ValueError:
                 continue
-            if "id" in message:
+            if isinstance(message, dict) and "id" in message:
                 with self._cond:
                     self._replies[message["id"]] = message
                     self._cond.notify_all()
 
     def _send(self, message: dict[str, Any]) -> None:
+        self.send_line(json.dumps(message).encode())
+
+    def send_line(self, line: bytes) -> None:
+        """One raw line, as a client might send it (malformed or not)."""
         assert self.proc.stdin is not None
-        self.proc.stdin.write(json.dumps(message).encode() + b"\n")
+        self.proc.stdin.write(line + b"\n")
         self.proc.stdin.flush()
 
-    def notify(self, method: str) -> None:
-        self._send({"jsonrpc": "2.0", "method": method})
+    def notify(self, method: str, params: dict[str, Any] | None = None) -> None:
+        message: dict[str, Any] = {"jsonrpc": "2.0", "method": method}
+        if params is not None:
+            message["params"] = params
+        self._send(message)
+
+    def next_id(self) -> int:
+        self._next += 1
+        return self._next
 
     def start(self, method: str, params: dict[str, Any]) -> int:
-        self._next += 1
-        self._send({"jsonrpc": "2.0", "id": self._next, "method": method, "params": params})
-        return self._next
+        request_id = self.next_id()
+        self._send({"jsonrpc": "2.0", "id": request_id, "method": method, "params": params})
+        return request_id
+
+    def replies(self) -> dict[Any, dict[str, Any]]:
+        """The answers received and not yet waited for, by id."""
+        with self._cond:
+            return dict(self._replies)
 
     def wait(self, request_id: int, timeout: float = 600) -> dict[str, Any]:
         with self._cond:
@@ -194,15 +221,18 @@ class World:
         self.project = self.tmp / "project"
         self.project.mkdir()
         self.command = command
+        self.data = self.tmp / "data"
+        self.home = self.tmp / "home"
+        self.home.mkdir()
         self.env = {
-            **os.environ,
-            "CTXMODE_DIR": str(self.tmp / "data"),
+            **{k: v for k, v in os.environ.items() if not k.startswith(HOST_VARS)},
+            "CTXMODE_DIR": str(self.data),
             "CTXMODE_PROJECT_DIR": str(self.project),
-            "HOME": str(self.tmp / "home"),
+            "HOME": str(self.home),
         }
 
-    def serve(self) -> Server:
-        return Server([*self.command, "serve"], self.env, self.project)
+    def serve(self, *, initialize: bool = True) -> Server:
+        return Server([*self.command, "serve"], self.env, self.project, initialize=initialize)
 
     def cleanup(self) -> None:
         shutil.rmtree(self.tmp, ignore_errors=True)
@@ -363,7 +393,10 @@ def orphans_setsid(world_factory: Any, repeat: int) -> dict[str, Any]:
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--only", choices=["floods", "orphans"])
+    parser.add_argument("--only", choices=["floods", "orphans", "redteam"])
+    parser.add_argument(
+        "--items", help="redteam: the items of issue 24 to replay, e.g. 1,7 (default: all)"
+    )
     parser.add_argument("--repeat", type=int, default=7, help="setsid shutdowns (default 7)")
     parser.add_argument(
         "--command",
@@ -387,6 +420,12 @@ def main() -> int:
             "kill9": orphans_kill9(world_factory),
             "setsid": orphans_setsid(world_factory, args.repeat),
         }
+    if args.only in (None, "redteam"):
+        from hostile_redteam import redteam  # imports this module: not at the top
+
+        print("redteam (issue 24: items 1-12, 13 the decided ones; attacks tried, succeeded):")
+        items = {int(n) for n in args.items.split(",")} if args.items else None
+        figures["redteam"] = redteam(command, items)
     if args.json:
         args.json.write_text(json.dumps(figures, indent=2) + "\n", encoding="utf-8")
     return 0

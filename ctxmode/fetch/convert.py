@@ -106,9 +106,9 @@ def _path_kind(url: str) -> str | None:
 def _json(text: str) -> Converted:
     try:
         data = json.loads(text)
-    except ValueError:
+        return Converted(json.dumps(data, indent=2, ensure_ascii=False), "json")
+    except (ValueError, RecursionError):  # not JSON, or nested deeper than Python recurses
         return Converted(text, "plain")
-    return Converted(json.dumps(data, indent=2, ensure_ascii=False), "json")
 
 
 def _html(text: str, url: str) -> Converted:

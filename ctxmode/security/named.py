@@ -232,6 +232,17 @@ def _names(language: str, code: str, project: Path) -> Iterator[tuple[str, str, 
         yield from _names("shell", embedded, project)
 
 
+def _too_many_names(policy: Policy, code: str) -> Verdict:
+    """Ask about (deny, failing closed) code naming more files than are checked: an
+    unchecked verdict naming the Read rule it could evade, which hooks turn into the
+    host's own confirmation (a verdict without a rule, they let through)."""
+    guarded = next(r for r in policy.rules_for("Read") if r.kind is not Decision.ALLOW)
+    decision = Decision.DENY if policy.fail_closed else Decision.ASK
+    head = code.strip().split("\n", 1)[0][:60] + "…"
+    why = f"names more than {MAX_NAMES:,} files (the rest could not be checked)"
+    return Verdict(decision, Subject.UNCHECKED, guarded, head, reason=why)
+
+
 def _evaluate_named(policy: Policy, language: str, code: str, project: Path) -> Verdict:
     asked: Verdict | None = None
     seen: set[tuple[str, Path]] = set()
@@ -241,9 +252,7 @@ def _evaluate_named(policy: Policy, language: str, code: str, project: Path) -> 
         seen.add((name, base))
         if len(seen) > MAX_NAMES:  # what follows is unread: never allowed unread
             if asked is None:
-                decision = Decision.DENY if policy.fail_closed else Decision.ASK
-                why = f"names more than {MAX_NAMES:,} files; the rest could not be checked"
-                asked = Verdict(decision, Subject.NAMED_PATH, reason=why)
+                asked = _too_many_names(policy, code)
             break
         verdict = check_path(policy, name, base)
         if verdict.decision is Decision.DENY or (verdict.decision is Decision.ASK and not asked):

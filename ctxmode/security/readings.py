@@ -224,8 +224,27 @@ def _find_exec(args: list[str]) -> list[str]:
 
 
 def _option_values(args: list[str], options: frozenset[str]) -> list[str]:
-    out = [args[i + 1] for i, a in enumerate(args[:-1]) if a in options]
-    return out + [a.split("=", 1)[1] for a in args if a.split("=", 1)[0] in options and "=" in a]
+    """The values `args` give `options`: ``-c VALUE``, ``--opt=VALUE``, and as getopt reads
+    short options bundled (``-qc VALUE``, ``-ne SCRIPT``, node's ``-pe SCRIPT``) or with the
+    value attached (``-cVALUE``); other letters of a bundle are taken for flags."""
+    out: list[str] = []
+    for i, arg in enumerate(args):
+        following = args[i + 1] if i + 1 < len(args) else None
+        if arg in options:
+            if following is not None:
+                out.append(following)
+        elif "=" in arg and arg.split("=", 1)[0] in options:
+            out.append(arg.split("=", 1)[1])
+        elif arg.startswith("-") and not arg.startswith("--") and len(arg) > 2:
+            at = next((k for k in range(1, len(arg)) if f"-{arg[k]}" in options), None)
+            if at is None:
+                continue
+            rest = arg[at + 1 :]
+            # node's -pe: the rest names more options that take the value, which follows
+            value = following if all(f"-{c}" in options for c in rest) else rest
+            if value:
+                out.append(value)
+    return out
 
 
 class _Part(NamedTuple):

@@ -80,6 +80,12 @@ def test_invalid_json_falls_back_to_plain_text():
     assert convert(b"{not json", "application/json") == ("{not json", "plain")
 
 
+@pytest.mark.parametrize("depth", [1_200, 500_000])
+def test_json_nested_deeper_than_python_recurses_is_plain_text_not_a_crash(depth):
+    body = b"[" * depth + b"]" * depth
+    assert convert(body, "application/json") == (body.decode(), "plain")
+
+
 @pytest.mark.parametrize(
     ("ctype", "url", "kind"),
     [

@@ -596,6 +596,22 @@ def test_own_tools_are_checked_for_denied_files_they_name_and_unreadable_command
     assert bash("cat .env", project=project).kind != "deny"
 
 
+def test_own_tools_naming_more_files_than_are_checked_are_asked_about(project):
+    """The check stops reading after MAX_NAMES names: what follows (here .env) is unread,
+    so the host asks; the verdict once had no rule and the hook let it through."""
+    from ctxmode.security.named import MAX_NAMES
+
+    settings(project, deny=["Read(.env)"])
+    code = "cat " + " ".join(f"n{i}" for i in range(MAX_NAMES + 100)) + " .env"
+    decision = pretool.handle(
+        event("ctx", {"language": "shell", "code": code}, mcp_tool="ctx_execute", project=project)
+    )
+    assert decision.kind == "ask"
+    assert decision.reason is not None
+    assert f"names more than {MAX_NAMES:,} files" in decision.reason
+    assert "(deny rule Read(.env) is in force); confirm to run it." in decision.reason
+
+
 def test_fail_closed_security_denies_when_settings_are_broken(project, monkeypatch):
     (project / ".claude").mkdir()
     (project / ".claude" / "settings.json").write_text("{not json", encoding="utf-8")

@@ -87,6 +87,10 @@ BYPASSES: dict[tuple[str, str], str] = {
     (SH, "chrt 10 rm -rf build"): "deny",
     (SH, "strace -f -o /dev/null rm -rf build"): "deny",
     (SH, "script -q -c 'rm -rf build' /dev/null"): "deny",
+    (SH, "script -qc 'rm -rf build' /dev/null"): "deny",  # short options bundled
+    (SH, "script -c'rm -rf build' /dev/null"): "deny",  # the value attached
+    (SH, "echo x | sed -ne '1e rm -rf build'"): "deny",
+    (SH, 'node -pe \'require("child_process").execSync("rm -rf build")\''): "deny",
     (SH, "sed -n '1e rm -rf build' README.md"): "deny",
     (
         SH,

@@ -8,6 +8,7 @@ import pytest
 from ctxmode.security import (
     Decision,
     Subject,
+    ask_message,
     check_named_reads,
     check_run,
     denied_paths,
@@ -234,3 +235,7 @@ def test_more_names_than_are_checked_is_asked_about_not_allowed(policy, files):
     short = check_named_reads(policy, "shell", "cat f1.txt f2.txt")
     assert short.decision is Decision.NONE
     assert "could not be checked" in (verdict.reason or "")
+    # the rule it could evade is named: hooks turn it into the host's own confirmation
+    assert verdict.rule is not None and verdict.rule.raw.startswith("Read(")
+    message = ask_message(verdict) if verdict.decision is Decision.ASK else None
+    assert verdict.decision is Decision.DENY or "confirm to run it" in (message or "")
