@@ -10,6 +10,7 @@ import stat
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import BinaryIO
 
 from ctxmode.errors import InputError, NotFoundError, UsageError
 
@@ -86,22 +87,14 @@ def opened_path(fd: int, fallback: Path) -> str:
         return os.path.realpath(fallback)
 
 
-def read_text_file(
+def _open_checked(
     path: Path,
-    max_bytes: int = MAX_FILE_BYTES,
-    *,
-    over: str = "raise it with --max-file-size",
-    denied: "Callable[[str], bool] | None" = None,
-) -> FileText:
-    """Read one regular text file, bound to one descriptor (no check/use race). `denied`
-    judges the file that was opened (its real path), not the name given: a symlink a
-    confined run flips between a check and the read cannot smuggle in a denied file.
-
-    Raises:
-        NotFoundError: no such file.
-        InputError: not a regular file, unreadable, binary, larger than `max_bytes`, or
-            (with `denied`) a file the rules deny.
-    """
+    max_bytes: int,
+    over: str,
+    denied: "Callable[[str], bool] | None",
+) -> tuple[BinaryIO, os.stat_result]:
+    """The file open for reading, once it is known to be a regular file within
+    `max_bytes` that `denied` does not refuse (see `read_text_file`)."""
     try:
         fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
     except FileNotFoundError as exc:
@@ -119,12 +112,37 @@ def read_text_file(
     if denied is not None and denied(opened_path(fd, path)):
         os.close(fd)
         raise InputError(f"refusing to index {path}: a Read deny rule matches the file it opens")
-    with os.fdopen(fd, "rb") as handle:
-        if info.st_size > max_bytes:
-            raise InputError(
-                f"skipping {path}: {info.st_size:,} bytes is over the {max_bytes:,}-byte limit "
-                f"({over})"
-            )
+    if info.st_size > max_bytes:
+        os.close(fd)
+        raise InputError(
+            f"skipping {path}: {info.st_size:,} bytes is over the {max_bytes:,}-byte limit ({over})"
+        )
+    return os.fdopen(fd, "rb"), info
+
+
+def _decode(data: bytes, first: bool) -> str:
+    bom = first and data.startswith(b"\xef\xbb\xbf")
+    return data.decode("utf-8-sig" if bom else "utf-8", "replace")
+
+
+def read_text_file(
+    path: Path,
+    max_bytes: int = MAX_FILE_BYTES,
+    *,
+    over: str = "raise it with --max-file-size",
+    denied: "Callable[[str], bool] | None" = None,
+) -> FileText:
+    """Read one regular text file, bound to one descriptor (no check/use race). `denied`
+    judges the file that was opened (its real path), not the name given: a symlink a
+    confined run flips between a check and the read cannot smuggle in a denied file.
+
+    Raises:
+        NotFoundError: no such file.
+        InputError: not a regular file, unreadable, binary, larger than `max_bytes`, or
+            (with `denied`) a file the rules deny.
+    """
+    handle, info = _open_checked(path, max_bytes, over, denied)
+    with handle:
         try:
             data = handle.read(max_bytes + 1)
         except OSError as exc:
@@ -133,8 +151,75 @@ def read_text_file(
         raise InputError(f"skipping {path}: over the {max_bytes:,}-byte limit")
     if looks_binary(data[:_SNIFF]):
         raise InputError(f"skipping {path}: binary file")
-    text = data.decode("utf-8-sig" if data.startswith(b"\xef\xbb\xbf") else "utf-8", "replace")
-    return FileText(path, text, hashlib.sha256(data).hexdigest(), info.st_mtime_ns, info.st_size)
+    return FileText(
+        path, _decode(data, True), hashlib.sha256(data).hexdigest(), info.st_mtime_ns, info.st_size
+    )
+
+
+class TextPieces:
+    """A large text file read a piece at a time, each piece ending at a line end (or at
+    `piece_bytes` for a line longer than that): what `read_text_file` checks, in bounded
+    memory. `sha256` is the whole file's, once `pieces` has been read to the end."""
+
+    def __init__(
+        self,
+        path: Path,
+        max_bytes: int,
+        *,
+        over: str = "raise it with --max-file-size",
+        denied: "Callable[[str], bool] | None" = None,
+    ) -> None:
+        self.path = path
+        self._max_bytes = max_bytes
+        self._handle, info = _open_checked(path, max_bytes, over, denied)
+        self.size = info.st_size
+        self.mtime_ns = info.st_mtime_ns
+        self._hash = hashlib.sha256()
+        head = self._handle.read(_SNIFF)
+        if looks_binary(head):
+            self._handle.close()
+            raise InputError(f"skipping {path}: binary file")
+        self._head = head
+
+    @property
+    def sha256(self) -> str:
+        return self._hash.hexdigest()
+
+    def pieces(self, piece_bytes: int) -> Iterator[str]:
+        """The text, piece by piece (each read once); the file is closed at the end."""
+        with self._handle as handle:
+            pending, total, first = self._head, len(self._head), True
+            while True:
+                try:
+                    more = handle.read(piece_bytes)
+                except OSError as exc:
+                    raise InputError(f"cannot read {self.path}: {exc.strerror or exc}") from exc
+                total += len(more)
+                if total > self._max_bytes:
+                    raise InputError(
+                        f"skipping {self.path}: over the {self._max_bytes:,}-byte limit"
+                    )
+                pending += more
+                while len(pending) >= piece_bytes or (not more and pending):
+                    if len(pending) < piece_bytes:  # the end
+                        cut = len(pending)
+                    else:
+                        cut = pending.rfind(b"\n", 0, piece_bytes) + 1
+                        cut = cut or _char_start(pending, piece_bytes)
+                    piece, pending = pending[:cut], pending[cut:]
+                    self._hash.update(piece)
+                    yield _decode(piece, first)
+                    first = False
+                if not more:
+                    return
+
+
+def _char_start(data: bytes, at: int) -> int:
+    """`at`, moved back to where a UTF-8 character starts (a line longer than a piece is
+    cut there, not inside a character)."""
+    while 1 < at < len(data) and data[at] & 0xC0 == 0x80:
+        at -= 1
+    return at
 
 
 # --------------------------------------------------------------------------- .gitignore

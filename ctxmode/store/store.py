@@ -28,8 +28,8 @@ import random
 import sqlite3
 import stat
 import time
-from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from dataclasses import dataclass, field, replace
 from math import ceil, log
 from pathlib import Path
 from typing import Concatenate, ParamSpec, TypeVar
@@ -38,7 +38,13 @@ from ctxmode import db
 from ctxmode.errors import CtxError, DiskFullError, InputError, StoreError
 from ctxmode.store import query as q
 from ctxmode.store.chunking import Chunk
-from ctxmode.store.files import MAX_FILE_BYTES, FileText, printable_path, read_text_file
+from ctxmode.store.files import (
+    MAX_FILE_BYTES,
+    FileText,
+    TextPieces,
+    printable_path,
+    read_text_file,
+)
 from ctxmode.store.kinds import chunk_text, kind_for_name
 from ctxmode.store.retrieval import Retrieval, SearchHit
 from ctxmode.store.salvage import Rebuild, salvage_sources
@@ -57,6 +63,7 @@ WAL_CHECKPOINT_PAGES = 4000  # checkpoint (and fsync) every ~16 MB of writes, no
 PENDING_MAX_BYTES = 4 * 1024 * 1024
 CATCH_UP_BATCH = 2000  # chunks per transaction
 _ANY_PENDING = "SELECT 1 FROM chunks WHERE pending = 1 LIMIT 1"
+PIECE_BYTES = 4 * 1024 * 1024  # a file larger than this is read and chunked a piece at a time
 # File-backed sources a search checks besides its hits' own: a stat each (a read only for
 # a changed file), about 2 ms for 1,000; a store with at most this many is swept whole.
 SWEEP_BATCH = 1000
@@ -126,7 +133,15 @@ def _same_stat(row: sqlite3.Row, info: os.stat_result) -> bool:
     return bool(info.st_mtime_ns == row["file_mtime_ns"] and info.st_size == row["file_size"])
 
 
-def _trusted_mtime(read: FileText) -> int | None:
+def _shifted(chunk: Chunk, lines: int) -> Chunk:
+    """`chunk` of a piece that starts after `lines` lines of its file, numbered in the file."""
+    if not lines or chunk.start_line is None:
+        return chunk
+    end = chunk.end_line + lines if chunk.end_line is not None else None
+    return replace(chunk, start_line=chunk.start_line + lines, end_line=end)
+
+
+def _trusted_mtime(read: FileText | TextPieces) -> int | None:
     """The mtime to record for what was read: none when it is so recent that the file may
     change again without its mtime moving (the next check then hashes it)."""
     return None if time.time_ns() - read.mtime_ns < RACY_NS else read.mtime_ns
@@ -462,17 +477,21 @@ class ContentStore:
         self,
         label: str,
         kind: str,
-        chunks: Sequence[Chunk],
+        batches: Iterable[Sequence[Chunk]],
         nbytes: int,
         *,
         file_path: str | None = None,
-        content_hash: str | None = None,
+        content_hash: str | Callable[[], str] | None = None,
         mtime_ns: int | None = None,
         size: int | None = None,
         session_id: str = "",
     ) -> IndexReport:
+        """Replace `label` with the chunks of `batches` in one transaction. A list of
+        batches may be written again when the database is busy; any other iterable is
+        read once (a large file, a piece at a time), as is `content_hash` when it is
+        a callable (the file's hash, known once it is read)."""
         con = self._con
-        code = sum(1 for c in chunks if c.content_type == "code")
+        counts = [0, 0]  # chunks, code chunks
 
         def run() -> int:
             with db.write_transaction(con):
@@ -487,43 +506,55 @@ class ContentStore:
                         label,
                         kind,
                         file_path,
-                        content_hash,
+                        None,  # set once the chunks are in
                         mtime_ns,
                         size,
                         nbytes,
-                        len(chunks),
-                        code,
+                        0,
+                        0,
                         session_id or self.session_id,
                         _now_iso(),
                     ),
                 )
                 source_id = int(cur.lastrowid or 0)
                 first = con.execute("SELECT coalesce(max(id), 0) + 1 FROM chunks").fetchone()[0]
-                ids = range(first, first + len(chunks))
-                con.executemany(
-                    "INSERT INTO chunks(id, source_id, ord, title, content, content_type,"
-                    " start_line, end_line, pending) VALUES (?,?,?,?,?,?,?,?,1)",
-                    [
-                        (
-                            cid,
-                            source_id,
-                            n,
-                            c.title,
-                            c.content,
-                            c.content_type,
-                            c.start_line,
-                            c.end_line,
-                        )
-                        for n, (cid, c) in enumerate(zip(ids, chunks, strict=True))
-                    ],
+                counts[:] = [0, 0]
+                for chunks in batches:
+                    start = first + counts[0]
+                    con.executemany(
+                        "INSERT INTO chunks(id, source_id, ord, title, content, content_type,"
+                        " start_line, end_line, pending) VALUES (?,?,?,?,?,?,?,?,1)",
+                        [
+                            (
+                                start + n,
+                                source_id,
+                                counts[0] + n,
+                                c.title,
+                                c.content,
+                                c.content_type,
+                                c.start_line,
+                                c.end_line,
+                            )
+                            for n, c in enumerate(chunks)
+                        ],
+                    )
+                    counts[0] += len(chunks)
+                    counts[1] += sum(1 for c in chunks if c.content_type == "code")
+                digest = content_hash() if callable(content_hash) else content_hash
+                con.execute(
+                    "UPDATE sources SET chunk_count = ?, code_chunk_count = ?, content_hash = ?"
+                    " WHERE id = ?",
+                    (*counts, digest, source_id),
                 )
                 return source_id
 
-        source_id = db.retry_busy(run)
+        source_id = db.retry_busy(run) if isinstance(batches, list) else run()
+        code = counts[1]
+        chunk_count = counts[0]
         self._pending_bytes += nbytes
         if self._pending_bytes >= PENDING_MAX_BYTES:
             self._catch_up()
-        return IndexReport(label, source_id, len(chunks), code, nbytes, file_path)
+        return IndexReport(label, source_id, chunk_count, code, nbytes, file_path)
 
     @property
     def pending(self) -> bool:
@@ -615,7 +646,7 @@ class ContentStore:
             text = text.encode("utf-8", "surrogatepass").decode("utf-8", "replace")
             nbytes = len(text.encode("utf-8"))
         chunks = chunk_text(text, kind)
-        return self._write(label, kind, chunks, nbytes, session_id=session_id)
+        return self._write(label, kind, [chunks], nbytes, session_id=session_id)
 
     @_healing
     def index_file(
@@ -665,11 +696,58 @@ class ContentStore:
             if info is not None and stat.S_ISREG(info.st_mode) and info.st_size <= limit:
                 if _same_stat(known, info):
                     return self._unchanged(known, label, session_id)
+        try:
+            large = os.stat(resolved).st_size > PIECE_BYTES
+        except OSError:
+            large = False  # read_text_file says what is wrong
+        if large:
+            return self._index_pieces(resolved, label, kind, known, session_id, limit, over, denied)
         read = read_text_file(resolved, limit, over=over, denied=denied)
         if known is not None and read.sha256 == known["content_hash"]:
             self._touch(label, read)
             return self._unchanged(known, label, session_id)
         return self._index_read(read, label, kind, session_id)
+
+    def _index_pieces(
+        self,
+        path: Path,
+        label: str,
+        kind: str | None,
+        known: sqlite3.Row | None,
+        session_id: str,
+        limit: int,
+        over: str,
+        denied: DenyCheck | None,
+    ) -> IndexReport:
+        """`index_file` of a file over `PIECE_BYTES`, read and chunked a piece at a time:
+        memory stays bounded by the piece, not the file (a 200 MB log took 1 GB whole)."""
+        if known is not None:  # the same text again: one pass that only hashes
+            hashed = TextPieces(path, limit, over=over, denied=denied)
+            for _ in hashed.pieces(PIECE_BYTES):
+                pass
+            if hashed.sha256 == known["content_hash"]:
+                self._touch(label, hashed)
+                return self._unchanged(known, label, session_id)
+        read = TextPieces(path, limit, over=over, denied=denied)
+        kind = kind or kind_for_name(str(path))
+
+        def batches() -> Iterator[list[Chunk]]:
+            line = 0
+            for piece in read.pieces(PIECE_BYTES):
+                yield [_shifted(c, line) for c in chunk_text(piece, kind)]
+                line += piece.count("\n")
+
+        return self._write(
+            label,
+            kind,
+            batches(),
+            read.size,
+            file_path=str(path),
+            content_hash=lambda: read.sha256,
+            mtime_ns=_trusted_mtime(read),
+            size=read.size,
+            session_id=session_id,
+        )
 
     def _unchanged(self, row: sqlite3.Row, label: str, session_id: str) -> IndexReport:
         """The report of a file indexed again with the content it had; it now belongs to
@@ -699,7 +777,7 @@ class ContentStore:
         return self._write(
             label,
             kind,
-            chunks,
+            [chunks],
             read.size,
             file_path=str(read.path),
             content_hash=read.sha256,
@@ -901,7 +979,7 @@ class ContentStore:
     def _denied(self, path: str) -> bool:
         return self.deny is not None and self.deny(path)
 
-    def _touch(self, label: str, read: FileText) -> None:
+    def _touch(self, label: str, read: FileText | TextPieces) -> None:
         """Record a new mtime/size for unchanged content, so it is not hashed again (not
         while the disk is too full to write: it only saves work)."""
         if self._reading_only is not None:

@@ -40,6 +40,8 @@ class Vocabulary:
             self._corrections.clear()
             if self._words is not None:
                 self._words.update(words)
+                if len(self._words) > CACHE_MAX:  # a log full of ids: memory stays bounded
+                    self._words = None
 
     def expansions(self, fragment: str) -> list[str]:
         """Known words containing `fragment`, shortest first (of the first 400 found).

@@ -386,8 +386,16 @@ def test_a_cancelled_call_stops_its_run_and_gets_no_answer(tmp_path, project, da
     assert server.response("after")["result"] == {}
 
     def running() -> list[psutil.Process]:  # the run (the leftovers watcher stays)
-        children = psutil.Process(server.proc.pid).children(recursive=True)
-        return [c for c in children if "reap.py" not in " ".join(c.cmdline())]
+        found = []
+        for child in psutil.Process(server.proc.pid).children(recursive=True):
+            try:
+                if child.status() != psutil.STATUS_ZOMBIE and "reap.py" not in " ".join(
+                    child.cmdline()
+                ):
+                    found.append(child)
+            except psutil.Error:  # gone, or a zombie about to be reaped
+                pass
+        return found
 
     assert wait_until(lambda: not running(), CALL_S), "the run was not stopped"
     server.close_stdin()

@@ -688,3 +688,25 @@ def test_a_query_of_many_unknown_words_has_only_its_first_few_corrected(store):
     typos = [w.replace("xyzzy", "xyzy") for w in words]  # one letter dropped from each
     result = store.search(" ".join(typos))
     assert result.corrections == dict(zip(typos[:CORRECT_MAX], words[:CORRECT_MAX], strict=True))
+
+
+def test_a_large_file_is_indexed_a_piece_at_a_time_as_if_whole(store, tmp_path, monkeypatch):
+    """Over `PIECE_BYTES` a file is read, hashed and chunked a piece at a time (bounded
+    memory): every line is found, numbered in the file, and the same text again is
+    recognised as unchanged."""
+    monkeypatch.setattr("ctxmode.store.store.PIECE_BYTES", 4096)
+    lines = [
+        f"2026-12-07 worker-{i % 7} handled request number {i} in {i % 97} ms" for i in range(2000)
+    ]
+    lines[1234] = "2026-12-07 worker-3 ERROR zebrafish exploded in the pipeline"
+    log = tmp_path / "app.log"
+    log.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    report = store.index_file(log, "app.log", max_bytes=1 << 20)
+    assert report.chunks > 10 and report.bytes == log.stat().st_size
+    [hit] = store.search("zebrafish").hits
+    assert hit.start_line <= 1235 <= hit.end_line  # numbered in the file, not in its piece
+    assert "zebrafish exploded" in hit.snippet
+    assert store.search("request number 1999").hits
+    os.utime(log, ns=(1, 1))  # same text, another mtime: hashed, not indexed again
+    again = store.index_file(log, "app.log", max_bytes=1 << 20)
+    assert again.unchanged and again.chunks == report.chunks
