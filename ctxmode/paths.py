@@ -82,9 +82,9 @@ def home_relative(path: str, home: str | None = None) -> str:
 
 
 def _sha256_hex(text: str) -> str:
-    import hashlib  # not at module level: most hook calls never hash a path
+    from ctxmode.digest import sha256_hex  # most hook calls never hash a path
 
-    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+    return sha256_hex(text.encode("utf-8"))
 
 
 def project_hash(project_dir: Path | str) -> str:

@@ -310,9 +310,9 @@ def _absolute(path: str, event: HookEvent) -> str:
 
 
 def _digest(text: str) -> str:
-    import hashlib
+    from ctxmode.digest import sha256_hex
 
-    return hashlib.sha256(text.encode("utf-8", "replace")).hexdigest()[:16]
+    return sha256_hex(text.encode("utf-8", "replace"))[:16]
 
 
 def file_size(path: str) -> int | None:

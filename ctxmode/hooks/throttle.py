@@ -29,9 +29,9 @@ def session_key(session_id: str, project_dir: Path | str | None) -> str:
     if session_id:
         if _SAFE_ID.fullmatch(session_id) and session_id not in (".", ".."):
             return f"s-{session_id}"
-        import hashlib
+        from ctxmode.digest import sha256_hex
 
-        return "s-" + hashlib.sha256(session_id.encode("utf-8")).hexdigest()[:32]
+        return "s-" + sha256_hex(session_id.encode("utf-8"))[:32]
     if project_dir:
         from ctxmode.paths import project_hash
 

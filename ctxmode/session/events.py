@@ -13,8 +13,9 @@ hook fixtures check: file_read, file_edit, file_write, git, error, task, prompt,
 session, rule. Types outside it print under their own name.
 """
 
-import hashlib
 from typing import NamedTuple
+
+from ctxmode.digest import sha256_hex
 
 MAX_EVENTS_PER_SESSION = 1000
 DEDUPE_WINDOW = 5
@@ -111,7 +112,7 @@ def kind_of(event_type: str) -> str:
 
 def data_hash(data: str) -> str:
     """First 16 hex characters of SHA-256 of the data, upper case (upstream's dedupe key)."""
-    return hashlib.sha256(data.encode("utf-8", "surrogatepass")).hexdigest()[:16].upper()
+    return sha256_hex(data.encode("utf-8", "surrogatepass"))[:16].upper()
 
 
 def clip(text: str, limit: int = MAX_DATA_CHARS) -> str:

@@ -17,13 +17,13 @@ failure: only then does a passing command open the database to look for the fail
 fixes (`note_failure`, `has_failures`).
 """
 
-import hashlib
 import json
 import os
 import time
 from pathlib import Path
 
 from ctxmode import paths
+from ctxmode.digest import sha256_hex
 from ctxmode.session.events import Event
 from ctxmode.session.lazyre import LazyPattern
 
@@ -40,7 +40,7 @@ def markers_dir() -> Path:
 
 
 def _key(session_id: str) -> str:
-    return hashlib.sha256(session_id.encode("utf-8", "surrogatepass")).hexdigest()[:16]
+    return sha256_hex(session_id.encode("utf-8", "surrogatepass"))[:16]
 
 
 def _tool(tool: str) -> str:
