@@ -188,12 +188,7 @@ def reap_adopted() -> int:
     own = os.getpgrp()
     collected = 0
     for pid in _children():
-        try:
-            with open(f"/proc/{pid}/stat", encoding="ascii", errors="replace") as handle:
-                fields = handle.read().rsplit(")", 1)[1].split()
-            state, group = fields[0], int(fields[2])
-        except (OSError, IndexError, ValueError):  # noqa: PERF203 - it may be gone already
-            continue
+        state, group = _state(pid)
         if state != "Z" or group in (own, pid):
             continue
         try:
@@ -202,6 +197,24 @@ def reap_adopted() -> int:
         except ChildProcessError:
             continue
     return collected
+
+
+def _state(pid: int) -> tuple[str, int]:
+    """A process's state letter (``Z``: a zombie) and process group; ("", 0) when gone."""
+    try:
+        with open(f"/proc/{pid}/stat", encoding="ascii", errors="replace") as handle:
+            fields = handle.read().rsplit(")", 1)[1].split()
+        return fields[0], int(fields[2])
+    except (OSError, IndexError, ValueError):  # it may be gone already
+        return "", 0
+
+
+def _adopted_in_group(pgid: int) -> list[int]:
+    """Our adopted children in the process group `pgid`: members of a run whose parent
+    exited first (bubblewrap's inner process outlives the one we started by a moment)."""
+    if not _subreaper:
+        return []
+    return [pid for pid in _children() if pid != pgid and _state(pid)[1] == pgid]
 
 
 def _reap(pids: list[int]) -> None:
@@ -227,6 +240,8 @@ def kill_tree(pid: int, run_id: str | None) -> None:
         descendants = [p.pid for p in psutil.Process(pid).children(recursive=True)]
     except psutil.Error:
         descendants = []
+    # Killed below with the group; waited for, not only looked at once when still dying.
+    descendants += [p for p in _adopted_in_group(pid) if p not in descendants]
     if os.name == "posix":
         try:
             os.killpg(pid, signal.SIGKILL)

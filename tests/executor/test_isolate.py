@@ -348,6 +348,6 @@ def test_ctxmode_s_own_data_is_hidden_from_a_confined_run(run, tmp_path, monkeyp
 def test_isolated_runs_leave_no_defunct_bwrap(run):
     """Each confined run left its bwrap a zombie of the server until the server exited."""
     before = set(zombies())  # other tests' children are not this one's business
-    for n in range(3):
+    for n in range(8):  # bubblewrap's inner process outlives ours by a moment, at times
         assert run("shell", f"echo {n}", isolate=True).stdout == f"{n}\n"
-    assert set(zombies()) - before == set()
+        assert set(zombies()) - before == set(), f"after run {n}"
