@@ -167,7 +167,9 @@ def index_paths(
         prefix = label if (label is not None and not single) else None
         try:
             source = name or label_for(path, project, prefix, base)
-            run.indexed.append(store.index_file(path, source, max_bytes=max_bytes))
+            # the file opened is judged too: a symlink swapped in after the check above
+            read = store.index_file(path, source, max_bytes=max_bytes, denied=deny)
+            run.indexed.append(read)
         except (InputError, NotFoundError) as exc:
             run.skipped.append(Problem(shown, str(exc), exc.code, explicit))
     if sum(r.chunks for r in run.indexed if not r.unchanged) >= MERGE_AFTER_CHUNKS:

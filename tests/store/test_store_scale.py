@@ -362,3 +362,28 @@ def test_a_walk_stopped_while_listing_indexes_nothing(tmp_path):
     with ContentStore(tmp_path / "kb.db") as store:
         run = index_paths(store, [str(root)], project=tmp_path, cwd=tmp_path, stop=lambda: True)
         assert run.listing_stopped and run.indexed == [] and store.chunk_count() == 0
+
+
+def test_a_walk_judges_the_file_it_opens_not_only_its_name(tmp_path):
+    """A name that passes the check but opens a denied file (a symlink swapped in after
+    the check) is skipped, not indexed."""
+    root = tmp_path / "tree"
+    root.mkdir()
+    secret = tmp_path / "secret.env"
+    secret.write_text("API_KEY=hunter2\n", encoding="utf-8")
+    (root / "notes.md").symlink_to(secret)
+    (root / "kept.md").write_text("# Kept\n\nthe walrus\n", encoding="utf-8")
+
+    def deny(path: str) -> bool:  # judges by name only: the symlink's name passes
+        return path == str(secret)
+
+    with ContentStore(tmp_path / "kb.db") as store:
+        run = index_paths(
+            store,
+            [str(root)],
+            project=tmp_path,
+            cwd=tmp_path,
+            deny=deny,
+        )
+        assert [r.label for r in run.indexed] == ["tree/kept.md"]
+        assert not store.search("hunter2").hits
