@@ -24,7 +24,8 @@ from .support import CALL_S, EXIT_WITHIN_S, INIT, RawServer, marker, start_proce
 
 # Third-party modules the walked code imports inside functions, only elsewhere than
 # Linux: the user data dir (macOS, Windows) and the pid check (Windows). Both are light.
-ELSEWHERE = {"platformdirs", "psutil"}
+# The standard library's own SHA-256 module under its Python 3.12+ name (`ctxmode.digest`).
+ELSEWHERE = {"platformdirs", "psutil", "_sha2"}
 HEAVY = ("mcp", "mcp_types", "pydantic", "pydantic_core", "anyio", "typer", "rich", "httpx2")
 
 
