@@ -16,6 +16,7 @@ too, the next server of the same data root kills runs whose owner is gone
 (`reap_dead_owners`).
 """
 
+import functools
 import logging
 import os
 import signal
@@ -34,7 +35,12 @@ log = logging.getLogger("ctxmode.executor")
 
 
 def _owner_mark() -> str | None:
-    return reap.owner_mark(os.path.realpath(paths.data_root()))
+    return reap.owner_mark(_real_root(os.fspath(paths.data_root())))
+
+
+@functools.lru_cache(maxsize=4)
+def _real_root(root: str) -> str:
+    return os.path.realpath(root)
 
 
 def owner_env() -> dict[str, str]:

@@ -65,10 +65,17 @@ def _pidns() -> str:
         return ""
 
 
+_identity: tuple[int, str | None] | None = None  # (pid, identity): read once per process
+
+
 def identity() -> str | None:
     """This process as an owner: ``<pid>:<start>:<pidns>``; None without /proc."""
-    stat = _stat("self")
-    return None if stat is None else f"{os.getpid()}:{stat[3]}:{_pidns()}"
+    global _identity
+    pid = os.getpid()
+    if _identity is None or _identity[0] != pid:  # a forked child is another owner
+        stat = _stat("self")
+        _identity = (pid, None if stat is None else f"{pid}:{stat[3]}:{_pidns()}")
+    return _identity[1]
 
 
 def owner_mark(root: str) -> str | None:

@@ -81,6 +81,7 @@ if TYPE_CHECKING:
     )
     from ctxmode.security.settings import (
         MAX_SETTINGS_BYTES,
+        PolicyCache,
         claude_config_dir,
         clear_cache,
         load_policy,
@@ -121,6 +122,7 @@ _HOMES = {  # each name and the module that defines it, imported on first use
     "path_deny_check": "paths",
     "refuse_own_data": "paths",
     "MAX_SETTINGS_BYTES": "settings",
+    "PolicyCache": "settings",
     "claude_config_dir": "settings",
     "clear_cache": "settings",
     "load_policy": "settings",
@@ -149,6 +151,7 @@ __all__ = [
     "Decision",
     "Explanation",
     "Policy",
+    "PolicyCache",
     "Rule",
     "RuleMatch",
     "Scope",

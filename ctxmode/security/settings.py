@@ -98,13 +98,16 @@ def _platform_dir(platform: str, home: Path) -> Path | None:
     return config_dir(host, env) if host is not None else None
 
 
-def _managed_paths() -> list[Path]:
+def _managed_base() -> Path:
     if sys.platform == "darwin":
-        base = Path("/Library/Application Support/ClaudeCode")
-    elif sys.platform == "win32":
-        base = Path(os.environ.get("ProgramFiles", r"C:\Program Files")) / "ClaudeCode"
-    else:
-        base = Path("/etc/claude-code")
+        return Path("/Library/Application Support/ClaudeCode")
+    if sys.platform == "win32":
+        return Path(os.environ.get("ProgramFiles", r"C:\Program Files")) / "ClaudeCode"
+    return Path("/etc/claude-code")
+
+
+def _managed_paths() -> list[Path]:
+    base = _managed_base()
     paths = [base / "managed-settings.json"]
     try:
         paths.extend(sorted((base / "managed-settings.d").glob("*.json")))
@@ -268,3 +271,38 @@ def load_policy(
             warnings.append(f"{path}: {parsed.error}; skipped")
         sources.append(SettingsSource(path, scope, parsed.status, count, parsed.error))
     return Policy(project, tuple(rules), tuple(sources), tuple(warnings), strict)
+
+
+def _stamp(path: Path) -> tuple[int, int, int, int] | None:
+    try:
+        st = path.stat()
+    except OSError:
+        return None
+    return (st.st_mtime_ns, st.st_size, st.st_ino, st.st_ctime_ns)
+
+
+class PolicyCache:
+    """`load_policy` for a long-lived process (the server): read again only when a file
+    it was read from, or the managed-settings folder, changed; a stat of each per call
+    instead of locating and reading them all (a quarter of a small run's overhead)."""
+
+    def __init__(self, project_dir: Path | str) -> None:
+        self._project_dir = project_dir
+        self._policy: Policy | None = None
+        self._stamps: tuple[object, ...] = ()
+        import threading  # not at module level: the hooks never cache
+
+        self._lock = threading.Lock()
+
+    def _watched(self, policy: Policy) -> list[Path]:
+        return [s.path for s in policy.sources] + [_managed_base() / "managed-settings.d"]
+
+    def get(self) -> Policy:
+        with self._lock:
+            if self._policy is not None:
+                if tuple(map(_stamp, self._watched(self._policy))) == self._stamps:
+                    return self._policy
+            policy = load_policy(self._project_dir)
+            self._stamps = tuple(map(_stamp, self._watched(policy)))
+            self._policy = policy
+            return policy

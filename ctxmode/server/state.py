@@ -9,12 +9,16 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from ctxmode import paths, settings
 from ctxmode.db import identity
 from ctxmode.executor import BackgroundRuns
 from ctxmode.stats.record import Recorder
 from ctxmode.store import ContentStore
+
+if TYPE_CHECKING:
+    from ctxmode.security import Policy, PolicyCache
 
 log = logging.getLogger("ctxmode.server")
 
@@ -147,6 +151,7 @@ class ServerState:
     _notices: list[str] = field(default_factory=list)
     _notices_lock: threading.Lock = field(default_factory=threading.Lock)
     _idle: _WhenIdle | None = None  # makes what was indexed searchable between calls
+    _policies: "PolicyCache | None" = None
 
     @property
     def project_dir(self) -> Path:
@@ -156,11 +161,18 @@ class ServerState:
         """Load, without writing anything, what the first tool call would otherwise wait
         for: the hosts' descriptors (the session a call counts under) and the permission
         rules (read again when their files change)."""
-        from ctxmode.security import load_policy
         from ctxmode.stats.record import session_from_env
 
         session_from_env()
-        load_policy(self.project_dir)
+        self.policy()
+
+    def policy(self) -> "Policy":
+        """The permission rules now (read again when their files change)."""
+        if self._policies is None:
+            from ctxmode.security import PolicyCache
+
+            self._policies = PolicyCache(self.project_dir)
+        return self._policies.get()
 
     @property
     def recorder(self) -> Recorder:
@@ -183,11 +195,8 @@ class ServerState:
             if self._store is not None and identity(self._store.path) != self._store_file:
                 self.close_store()
             if self._store is None:
-                from ctxmode.security import load_policy, path_deny_check
-
-                deny = path_deny_check(load_policy(self.project_dir), self.project_dir)
                 path = self.project.adopt_legacy_content_db()
-                self._store = ContentStore(path, deny=deny, sweep_interval=SWEEP_INTERVAL_S)
+                self._store = ContentStore(path, deny=self._denied, sweep_interval=SWEEP_INTERVAL_S)
                 self._store_file = identity(path)
             self._store.session_id = self.session_id
             try:
@@ -197,6 +206,13 @@ class ServerState:
                     self._keep_notices(self._store)
                     if self._store.pending:
                         self._catch_up_when_idle()
+
+    def _denied(self, path: str) -> bool:
+        """Whether the rules now deny reading `path` (the store asks before it reads a
+        file again)."""
+        from ctxmode.security import path_deny_check
+
+        return path_deny_check(self.policy(), self.project_dir)(path)
 
     def _catch_up_when_idle(self) -> None:
         if self._idle is None:

@@ -81,7 +81,7 @@ def _timeout(args: dict[str, Any]) -> float | None:
 
 
 def _policy(state: ServerState) -> security.Policy:
-    return security.load_policy(state.project_dir)
+    return state.policy()
 
 
 def _check_code(state: ServerState, language: str, code: str) -> None:

@@ -236,3 +236,18 @@ def test_settings_changes_are_seen_without_clearing_the_cache(project):
     policy = policy_for(project)
     assert check_command(policy, "a x").decision is NONE
     assert check_command(policy, "bb x").decision is DENY
+
+
+def test_a_cached_policy_follows_its_settings_files(project):
+    """The server's cache reads the rules again once a file they came from changes, or a
+    file that was missing appears; until then it answers without reading anything."""
+    cache = settings.PolicyCache(project)
+    first = cache.get()
+    assert cache.get() is first  # nothing changed: the same policy
+    project_settings(project, deny=["Bash(rm:*)"])  # a file that was missing
+    second = cache.get()
+    assert check_command(second, "rm -rf build").decision is DENY
+    project_settings(project, deny=["Bash(git push:*)"])  # the same file, rewritten
+    third = cache.get()
+    assert check_command(third, "rm -rf build").decision is NONE
+    assert check_command(third, "git push origin main").decision is DENY
