@@ -7,12 +7,12 @@ would block, and at PreCompact it would block compaction.
 """
 
 import json
-import re
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
 from ctxmode.hookevent import CanonicalEvent, HookDecision, HookEvent
+from ctxmode.lazyre import LazyPattern
 from ctxmode.platforms import Output
 from ctxmode.platforms.common import (
     CLAUDE_EVENTS,
@@ -96,7 +96,7 @@ PLUGIN_ID = f"{SERVER_KEY}@"
 """How ctxmode's plugin is keyed in ``enabledPlugins`` (``ctxmode@<marketplace>``)."""
 PLUGIN_REMOVE = "claude plugin uninstall {id}"
 PLUGIN_UPDATE = "claude plugin marketplace update {marketplace} && claude plugin update {id}"
-_SETUP_HOOK = re.compile(r"\bhook\s+claude-code\b")
+_SETUP_HOOK = LazyPattern(r"\bhook\s+claude-code\b")
 
 
 def _texts(project: Path | None, env: Mapping[str, str]) -> list[tuple[Path, str]]:

@@ -9,13 +9,13 @@ into the input only where one host tool covers two canonical ones (Kiro ``fs_wri
 """
 
 import json
-import re
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any, Literal, NamedTuple
 
 from ctxmode import settings
 from ctxmode.hookevent import OWN_TOOLS, CanonicalEvent, HookDecision, HookEvent
+from ctxmode.lazyre import LazyPattern
 from ctxmode.platforms import Output
 from ctxmode.platforms.host import OWN_SERVERS, Host, strip_prompt_context
 from ctxmode.platforms.normalise import normalise, patch_targets, patch_text, shell_command
@@ -67,7 +67,7 @@ _TABLE = {
 }
 ALIASES = {name: canonical for canonical, names in _TABLE.items() for name in names.split()}
 
-_UUID = re.compile(r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}")
+_UUID = LazyPattern(r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}")
 
 
 # -- tool names -----------------------------------------------------------------------------

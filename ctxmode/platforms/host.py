@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import NamedTuple
 
 from ctxmode.hookevent import CanonicalEvent
+from ctxmode.lazyre import LazyPattern
 
 SERVER_KEY = "ctxmode"
 """The MCP server name ctxmode registers under; the hosts derive tool names from it."""
@@ -23,8 +24,8 @@ OWN_SERVERS = frozenset({"ctxmode", "context-mode", "context_mode"})
 """Server keys that are ctxmode's (ours, and upstream's for a migrated config)."""
 
 _MAX_CONFIG_BYTES = 32 * 1024 * 1024
-_JSON_SERVER_KEY = re.compile(r"""["'](?:ctxmode|context-mode|context_mode)["']\s*:""")
-_TOML_SERVER = re.compile(
+_JSON_SERVER_KEY = LazyPattern(r"""["'](?:ctxmode|context-mode|context_mode)["']\s*:""")
+_TOML_SERVER = LazyPattern(
     r"""^\s*\[mcp_servers\.["']?(?:ctxmode|context-mode|context_mode)["']?\]""", re.MULTILINE
 )
 

@@ -12,6 +12,7 @@ from collections.abc import Iterator, Mapping
 from typing import Any
 
 from ctxmode.hookevent import HookEvent
+from ctxmode.lazyre import LazyPattern
 
 _PATH_KEYS = (
     "file_path", "filePath", "path", "notebook_path", "notebookPath", "absolute_path",
@@ -19,11 +20,11 @@ _PATH_KEYS = (
 )  # fmt: skip
 _PATHS_KEYS = ("paths", "file_paths", "filePaths", "files")
 _PATCH_KEYS = ("command", "patch", "input", "patchText", "content")
-_PATCH_TARGET = re.compile(
+_PATCH_TARGET = LazyPattern(
     r"^\*\*\* (Add|Update|Delete) File: (.+?)[ \t]*$|^\*\*\* Move to: (.+?)[ \t]*$", re.MULTILINE
 )
 _SHELLS = frozenset({"sh", "bash", "zsh", "dash", "ksh", "mksh", "ash", "fish"})
-_URL = re.compile(r"https?://[^\s<>\"'`\\)\]}]+", re.IGNORECASE)
+_URL = LazyPattern(r"https?://[^\s<>\"'`\\)\]}]+", re.IGNORECASE)
 _URL_SCAN_CHARS = 64 * 1024
 
 

@@ -8,6 +8,7 @@ found (`extract_shell_commands`) is then checked as a command.
 import re
 from functools import cache, lru_cache
 
+from ctxmode.lazyre import LazyPattern
 from ctxmode.security.shell import MAX_DEPTH
 from ctxmode.security.words import _PLACEHOLDER, _quote
 
@@ -143,7 +144,7 @@ def _split_arguments(code: str, start: int, bare: bool = False) -> tuple[list[st
     return [s for s in spans if s.strip()], i
 
 
-_KEYWORD_ARG = re.compile(r"([A-Za-z_]\w*)\s*(?:=(?![=>])|:(?!:))\s*")
+_KEYWORD_ARG = LazyPattern(r"([A-Za-z_]\w*)\s*(?:=(?![=>])|:(?!:))\s*")
 
 
 def _classify(span: str, depth: int = 0) -> tuple[str, list[str]]:
@@ -202,7 +203,7 @@ def _argv_command(args: list[str]) -> str | None:
     return " ".join(_quote(w) for w in words)
 
 
-_RUST_CHAIN = re.compile(r"\s*\.\s*(args?)\s*\(")
+_RUST_CHAIN = LazyPattern(r"\s*\.\s*(args?)\s*\(")
 
 
 def _rust_command(code: str, end: int, args: list[str]) -> tuple[str | None, int]:
@@ -240,21 +241,21 @@ _PROCESS_NAMES = frozenset(
     getstatusoutput spawn exec execSync execFile execFileSync spawnSync execv execve execvp
     execvpe execl execle execlp execlpe""".split()
 )
-_CONCAT = re.compile(r"""(['"])((?:(?!\1)[^\\\n])*)\1\s*\+\s*(['"])((?:(?!\3)[^\\\n])*)\3""")
-_GETATTR = re.compile(r"""\bgetattr\s*\(\s*([\w.]+(?:\([^()]*\))?)\s*,\s*(['"])(\w+)\2\s*\)""")
-_SUBSCRIPT = re.compile(r"""\[\s*(['"])([A-Za-z_$][\w$]*)\1\s*\]""")
+_CONCAT = LazyPattern(r"""(['"])((?:(?!\1)[^\\\n])*)\1\s*\+\s*(['"])((?:(?!\3)[^\\\n])*)\3""")
+_GETATTR = LazyPattern(r"""\bgetattr\s*\(\s*([\w.]+(?:\([^()]*\))?)\s*,\s*(['"])(\w+)\2\s*\)""")
+_SUBSCRIPT = LazyPattern(r"""\[\s*(['"])([A-Za-z_$][\w$]*)\1\s*\]""")
 # ``from os import system as run`` (Python), ``const { execSync: run } = ...`` (JavaScript)
-_PY_ALIAS = re.compile(r"\b(\w+)\s+as\s+(\w+)")
-_JS_ALIAS = re.compile(
+_PY_ALIAS = LazyPattern(r"\b(\w+)\s+as\s+(\w+)")
+_JS_ALIAS = LazyPattern(
     r"\b(exec|execSync|execFile|execFileSync|spawn|spawnSync)\s*(?::|\bas\b)\s*(\w+)"
 )
 # ``vars(os)['system']``, ``os.__dict__['system']``: ``os.system``
-_PY_NAMESPACE = re.compile(
+_PY_NAMESPACE = LazyPattern(
     r"""\b(?:vars\s*\(\s*([\w.]+)\s*\)|([\w.]+)\.__dict__)\s*\[\s*(['"])(\w+)\3\s*\]"""
 )
 
 
-def _aliases(pattern: re.Pattern[str], code: str) -> str:
+def _aliases(pattern: LazyPattern, code: str) -> str:
     """Every use of an alias of a process function or module spelt as the original."""
     found = {m.group(2): m.group(1) for m in pattern.finditer(code) if m.group(1) != m.group(2)}
     for alias, original in found.items():

@@ -12,14 +12,16 @@ Standard library only; plain text in, plain text out (no lexing here, no policy)
 
 import re
 
+from ctxmode.lazyre import LazyPattern
+
 # ``$NAME``, ``${NAME}``, ``$1``, ``${1}``, ``$@``, ``$*``: the forms expanded.
-_VAR = re.compile(r"\{([A-Za-z_]\w*|[0-9@*])\}|([A-Za-z_]\w*|[0-9@*])")
+_VAR = LazyPattern(r"\{([A-Za-z_]\w*|[0-9@*])\}|([A-Za-z_]\w*|[0-9@*])")
 _POSITIONAL = frozenset("0123456789@*")
 _ANSI = {"n": "\n", "t": "\t", "r": "\r", "a": "\a", "b": "\b", "e": "\x1b", "E": "\x1b"}
 _ANSI.update({"f": "\f", "v": "\v", "\\": "\\", "'": "'", '"': '"', "?": "?"})
-_ANSI_ESCAPE = re.compile(r"\\(x[0-9A-Fa-f]{1,2}|[0-7]{1,3}|u[0-9A-Fa-f]{1,4}|.)", re.S)
-_ECHO_WORD = re.compile(r"[\w@%+=:,./-]+|'[^']*'|\"[^\"$`\\]*\"")
-_ECHO = re.compile(r"\s*echo((?:\s+(?:" + _ECHO_WORD.pattern + r"))*)\s*")
+_ANSI_ESCAPE = LazyPattern(r"\\(x[0-9A-Fa-f]{1,2}|[0-7]{1,3}|u[0-9A-Fa-f]{1,4}|.)", re.S)
+_ECHO_WORD = LazyPattern(r"[\w@%+=:,./-]+|'[^']*'|\"[^\"$`\\]*\"")
+_ECHO = LazyPattern(r"\s*echo((?:\s+(?:" + _ECHO_WORD.pattern + r"))*)\s*")
 _QUOTE = "'\"'\"'"
 
 
@@ -161,7 +163,7 @@ def expand_word(raw: str, variables: ShellVars) -> tuple[str, bool]:
     return "".join(out), resolved
 
 
-_DEFINITION = re.compile(
+_DEFINITION = LazyPattern(
     r"(?:^|[\s;&|(){}])(?:function\s+([A-Za-z_][\w.:-]*)|([A-Za-z_][\w.:-]*)\s*\(\s*\))"
 )
 

@@ -12,6 +12,7 @@ import re
 from collections.abc import Callable
 from typing import NamedTuple
 
+from ctxmode.lazyre import LazyPattern
 from ctxmode.security.code import dynamic_code, extract_shell_commands
 from ctxmode.security.expand import ShellVars, defined_functions, expand_word
 from ctxmode.security.shell import MAX_DEPTH, _command_words, _lex, _Segment
@@ -47,7 +48,7 @@ def _readings(seg: _Segment) -> tuple[str, ...]:
     return tuple(t for t in seen if t)
 
 
-_BRACE_LIST = re.compile(r"^\{([^{}]*,[^{}]*)\}$")
+_BRACE_LIST = LazyPattern(r"^\{([^{}]*,[^{}]*)\}$")
 _GLOB_CHARS = frozenset("*?[")
 _NAME_GLOB_HITS = 16
 
@@ -127,10 +128,10 @@ def _option_scripts(options: frozenset[str]) -> "Callable[[list[str]], list[str]
     return lambda args: _option_values(args, options)
 
 
-_AWK_SYSTEM = re.compile(r"""\bsystem\s*\(\s*"((?:[^"\\]|\\.)*)"|\|\s*getline|"([^"]*)"\s*\|""")
-_SED_E = re.compile(r"(?:^|;|\n)\s*(?:\d+|/[^/]*/)?\s*e\s+(.+?)(?:;|$)", re.M)
-_GIT_ALIAS = re.compile(r"^alias\.[\w.-]+=!(.*)$", re.S)
-_VIM_BANG = re.compile(r"^\s*:?\s*!(.*)$", re.S)
+_AWK_SYSTEM = LazyPattern(r"""\bsystem\s*\(\s*"((?:[^"\\]|\\.)*)"|\|\s*getline|"([^"]*)"\s*\|""")
+_SED_E = LazyPattern(r"(?:^|;|\n)\s*(?:\d+|/[^/]*/)?\s*e\s+(.+?)(?:;|$)", re.M)
+_GIT_ALIAS = LazyPattern(r"^alias\.[\w.-]+=!(.*)$", re.S)
+_VIM_BANG = LazyPattern(r"^\s*:?\s*!(.*)$", re.S)
 
 
 def _awk(args: list[str]) -> list[str]:

@@ -27,9 +27,9 @@ from collections.abc import Iterable
 from typing import Any
 
 from ctxmode.hookevent import HookEvent
+from ctxmode.lazyre import LazyPattern
 from ctxmode.platforms.normalise import urls_in
 from ctxmode.session.events import LOW, Event
-from ctxmode.session.lazyre import LazyPattern
 from ctxmode.session.redact import mask_exports, redact_text, redact_value
 
 ERROR_CHARS = 4000

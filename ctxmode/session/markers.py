@@ -24,8 +24,8 @@ from pathlib import Path
 
 from ctxmode import paths
 from ctxmode.digest import sha256_hex
+from ctxmode.lazyre import LazyPattern
 from ctxmode.session.events import Event
-from ctxmode.session.lazyre import LazyPattern
 
 STALE_SECONDS = 3600
 SLOW_CALL_MS = 5000

@@ -18,7 +18,7 @@ import re
 from functools import lru_cache
 from typing import Any
 
-from ctxmode.session.lazyre import LazyPattern
+from ctxmode.lazyre import LazyPattern
 
 MASK = "***"
 REDACTED = "[REDACTED]"
