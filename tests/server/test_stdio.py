@@ -393,7 +393,7 @@ def test_a_cancelled_call_stops_its_run_and_gets_no_answer(tmp_path, project, da
                     child.cmdline()
                 ):
                     found.append(child)
-            except psutil.Error:  # gone, or a zombie about to be reaped
+            except psutil.Error:  # noqa: PERF203 - gone, or a zombie about to be reaped
                 pass
         return found
 

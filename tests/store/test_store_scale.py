@@ -84,7 +84,8 @@ def test_a_deleted_file_among_many_is_never_served(many):
     store, paths = many
     paths[7].unlink()
     result = store.search("word7x")
-    assert result.hits == []
+    # (a typo-tolerant match may offer word0x of another file: word7x is gone with it)
+    assert str(paths[7]) not in [h.source for h in result.hits]
     assert result.refresh.dropped == [str(paths[7])]
     assert str(paths[7]) not in [s.label for s in store.sources()]
     assert store.checked <= 2 * BATCH + 1  # the window, the hit, its folder's budget
