@@ -291,7 +291,7 @@ def execute(
         spool = None if keep_workdir else _keep_output(workdir, outcome)
     finally:
         if not keep_workdir:
-            shutil.rmtree(workdir, ignore_errors=True)
+            _remove_workdir(workdir)
         for folder in placeholders:  # the empty mount point bubblewrap made, if still empty
             with contextlib.suppress(OSError):
                 os.rmdir(folder)
@@ -316,6 +316,20 @@ def execute(
     if spool is not None:
         weakref.finalize(result, shutil.rmtree, spool, True)
     return result
+
+
+def _remove_workdir(workdir: Path) -> None:
+    """A run's temp folder gone: a few plain files (the script, the captured output) are
+    unlinked without `shutil.rmtree`'s walk; anything else, the walk."""
+    try:
+        with os.scandir(workdir) as entries:
+            for entry in entries:
+                if entry.is_dir(follow_symlinks=False):
+                    raise IsADirectoryError(entry.path)
+                os.unlink(entry.path)
+        os.rmdir(workdir)
+    except OSError:
+        shutil.rmtree(workdir, ignore_errors=True)
 
 
 def _keep_output(workdir: Path, outcome: sandbox.Outcome) -> Path | None:

@@ -48,17 +48,16 @@ class Extent:
 
 
 class Capture:
-    """One stream: to `path` (None: memory only), with a head and a rolling tail in memory."""
+    """One stream: to `path` (None: memory only), with a head and a rolling tail in memory.
+
+    The file is created only once the stream outgrows the head (all of it is in memory
+    until then): most runs print a few lines and never touch the disk."""
 
     def __init__(
         self, path: Path | None, *, head: int = HEAD_BYTES, tail: int = TAIL_BYTES
     ) -> None:
+        self._path = path
         self._fd: int | None = None
-        if path is not None:
-            try:
-                self._fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-            except OSError:
-                self._fd = None  # no disk copy; the window is all there is anyway
         self._head_limit = head
         self._tail_limit = tail
         self._head = bytearray()
@@ -70,7 +69,8 @@ class Capture:
     def feed(self, data: bytes) -> None:
         if not data:
             return
-        self._to_disk(data)
+        if self._fd is not None or self.bytes + len(data) > self._head_limit:
+            self._to_disk(data)
         self.bytes += len(data)
         self._newlines += data.count(b"\n")
         self._ends_with_newline = data.endswith(b"\n")
@@ -85,13 +85,21 @@ class Capture:
 
     def _to_disk(self, data: bytes) -> None:
         if self._fd is None:
-            return
+            if self._path is None:
+                return
+            try:
+                self._fd = os.open(self._path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+            except OSError:
+                self._path = None  # no disk copy; the window is all there is anyway
+                return
+            data = bytes(self._head) + data  # all of the stream so far
         view = memoryview(data)
         try:
             while view:
                 view = view[os.write(self._fd, view) :]
         except OSError:  # a full disk ends the disk copy, never the run
             self.close()
+            self._path = None
 
     def close(self) -> None:
         if self._fd is not None:

@@ -69,10 +69,15 @@ def test_a_stderr_flood_is_windowed_the_same_way(run):
     assert result.stderr_extent.cut
 
 
-def test_output_streams_to_a_file_in_the_runs_temp_dir(run):
-    code = 'printf "twelve bytes"; sleep 0.3; wc -c < "$TMPDIR/.stdout"'
+def test_output_past_the_window_streams_to_a_file_in_the_runs_temp_dir(run):
+    """A run that prints more than the head kept in memory has all of it on disk, from
+    its first byte; one that prints a few lines never touches the disk."""
+    size = HEAD_BYTES + 12
+    code = f'head -c {size} /dev/zero | tr "\\0" x; sleep 0.3; echo; wc -c < "$TMPDIR/.stdout"'
     result = run("shell", code)
-    assert result.stdout.splitlines() == ["twelve bytes12"]
+    assert result.stdout.splitlines()[-1] == str(size + 1)  # and the newline echoed
+    small = run("shell", 'printf "twelve bytes"; sleep 0.3; ls -A "$TMPDIR"')
+    assert ".stdout" not in small.stdout
 
 
 def test_output_that_fits_the_window_is_whole(run):
