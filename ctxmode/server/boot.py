@@ -1,20 +1,23 @@
-"""``ctxmode serve`` from process start to a serving SDK server.
+"""``ctxmode serve`` from process start to the end of the connection.
 
 Hosts talk to a server the moment they spawn it: Claude Code gives its version probe a
 short deadline, and every host sends the model its first turn while servers are still
 starting. Importing the MCP SDK takes most of a second, so `run` does the urgent and
-cheap things first:
+cheap things first, and the SDK only if it must:
 
 1. publish the readiness marker, state ``starting`` (hooks redirect to ctx_* tools
    from now on);
 2. take stdin and stdout for the protocol (`pipes.claim`);
-3. load the SDK and the server in a background thread (`_load`), while the main thread
-   answers the client's opening messages whose answers are static (`early.Opening`);
-4. once loaded, mark the server ``ready`` and hand the pipes to the SDK server
-   (`app.serve`), with every byte read so far to be read again.
+3. load the tools and the server's state in a background thread (`_load_core`), while
+   the main thread answers the client (`direct.serve`: the opening, tool calls,
+   cancellations, pings); once loaded, mark the server ``ready``;
+4. at the first message the direct path does not understand, load the SDK
+   (`_load_sdk`), let the calls in flight answer, and hand the pipes to the SDK server
+   (`app.serve`) with the opening messages to be read again; at EOF, let the calls in
+   flight answer and stop.
 
-Everything this module imports, outside `_load`, is standard library or light ctxmode
-modules (a test walks the imports).
+Everything this module imports, outside the two loaders, is standard library or light
+ctxmode modules (a test walks the imports).
 """
 
 import contextlib
@@ -36,8 +39,8 @@ from ctxmode.server.handoff import Handoff
 
 LOG_BYTES = 1024 * 1024
 LOG_BACKUPS = 3
-# While the SDK loads in the background, hand the interpreter lock to the thread that
-# answers the client sooner than the default 5 ms.
+# While the core loads and tool calls run in worker threads, hand the interpreter lock to
+# the thread that reads the client sooner than the default 5 ms.
 _EARLY_SWITCH_INTERVAL_S = 0.0005
 
 log = logging.getLogger("ctxmode.server")
