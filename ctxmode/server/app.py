@@ -6,8 +6,8 @@ schemas (argument names as upstream has them) and so that argument coercion and 
 wording are ours. Tool handlers are synchronous core calls; they run in worker threads so
 the loop keeps answering pings and cancellations while code runs.
 
-The process starts in `ctxmode.server.boot`, which answers the client's opening messages
-while this module (and the SDK) loads; `serve` takes over from there.
+The process starts in `ctxmode.server.boot`, which serves the client without this module
+(`ctxmode.server.direct`) until a message needs the SDK; `serve` takes over from there.
 """
 
 import json

@@ -1,4 +1,5 @@
-"""Answers to a client's opening messages, given before the MCP SDK is loaded.
+"""Answers to a client's opening messages, and the tool calls and cancellations after
+them, read without the MCP SDK (`ctxmode.server.direct` runs the calls).
 
 Loading the SDK takes most of a second (its pydantic models, for two protocol eras), and
 hosts probe a server the moment they spawn it: Claude Code sends ``server/discover`` with
@@ -7,10 +8,11 @@ and the same lists. Those answers depend on nothing but this server, so `Opening
 them from the catalog while the SDK loads (`ctxmode.server.boot`).
 
 It answers only message shapes it fully understands, exactly as the SDK would (a test
-holds both side by side for every shape hosts send); the first message it is not sure
-of ends its part, and the SDK answers that one and everything after. The SDK is fed
-every message, answered here or not, so its session ends up as it would have been
-anyway; its own answers to the messages answered here are dropped.
+holds both side by side for every shape hosts send, tool results included); the first
+message it is not sure of ends its part, and the SDK answers that one and everything
+after. The SDK is first fed the messages that shaped the session (the first request,
+``initialize``, ``notifications/initialized``), so its session ends up as it would
+have been anyway; its own answers to those are dropped.
 
 Standard library only: this runs before anything heavy is imported.
 """
