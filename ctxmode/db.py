@@ -270,14 +270,21 @@ def _is_io_error(exc: BaseException) -> bool:
 
 
 @contextmanager
-def write_transaction(con: sqlite3.Connection) -> Iterator[sqlite3.Connection]:
-    """``BEGIN IMMEDIATE`` … ``COMMIT``, rolled back on any exception.
+def write_transaction(
+    con: sqlite3.Connection, *, wait: bool = True
+) -> Iterator[sqlite3.Connection]:
+    """``BEGIN IMMEDIATE`` … ``COMMIT``, rolled back on any exception. Without `wait`, a
+    database another connection is writing raises SQLite's busy error at once (after the
+    connection's busy timeout), not after `retry_busy`'s retries.
 
     The error that ended the transaction is the one raised: SQLite rolls back by itself
     after some failures (a full disk, an I/O error), and our ``ROLLBACK`` then fails with
     "no transaction is active", which must not hide the real cause.
     """
-    retry_busy(lambda: con.execute("BEGIN IMMEDIATE"))
+    if wait:
+        retry_busy(lambda: con.execute("BEGIN IMMEDIATE"))
+    else:
+        con.execute("BEGIN IMMEDIATE")
     try:
         yield con
         retry_busy(lambda: con.execute("COMMIT"))

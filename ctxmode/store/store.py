@@ -64,6 +64,7 @@ PENDING_MAX_BYTES = 4 * 1024 * 1024
 CATCH_UP_BATCH = 2000  # chunks per transaction
 _ANY_PENDING = "SELECT 1 FROM chunks WHERE pending = 1 LIMIT 1"
 PIECE_BYTES = 4 * 1024 * 1024  # a file larger than this is read and chunked a piece at a time
+SEARCH_WAIT_MS = 200  # a search's catch-up waits this long for another writer, then skips
 # File-backed sources a search checks besides its hits' own: a stat each (a read only for
 # a changed file), about 2 ms for 1,000; a store with at most this many is swept whole.
 SWEEP_BATCH = 1000
@@ -568,22 +569,26 @@ class ContentStore:
         may do it when idle. A store open for reading only (a full disk) leaves them."""
         return self._catch_up()
 
-    def _catch_up(self) -> int:
+    def _catch_up(self, *, wait: bool = True) -> int:
+        """`catch_up`; without `wait`, a database another writer holds is not waited for
+        (SQLite's busy error is raised at once)."""
         if self._reading_only is not None:
             return 0
         done = 0
         while True:
-            count, learned = db.retry_busy(self._catch_up_batch)
+            count, learned = (
+                db.retry_busy(self._catch_up_batch) if wait else self._catch_up_batch(wait=False)
+            )
             self._vocabulary.learned(learned)
             done += count
             if count < CATCH_UP_BATCH:
                 self._pending_bytes = 0
                 return done
 
-    def _catch_up_batch(self) -> tuple[int, set[str]]:
+    def _catch_up_batch(self, *, wait: bool = True) -> tuple[int, set[str]]:
         """One transaction of `_catch_up`: the chunks made searchable, the words learned."""
         con = self._con
-        with db.write_transaction(con):
+        with db.write_transaction(con, wait=wait):
             rows = con.execute(
                 "SELECT id, title, content FROM chunks WHERE pending = 1 ORDER BY id LIMIT ?",
                 (CATCH_UP_BATCH,),
@@ -613,21 +618,33 @@ class ContentStore:
     def _searchable(self) -> None:
         """Catch up with chunks stored but not yet searchable, by this process or another
         (one that died before it caught up): a search never misses what was indexed. On
-        a full disk the search goes on without them, and says so once."""
+        a full disk or a read-only file the search goes on without them, and says so
+        once; while another process writes, it does not wait for it."""
         if not self._pending_bytes and self._con.execute(_ANY_PENDING).fetchone() is None:
             return
+        con = self._con
+        con.execute(f"PRAGMA busy_timeout={SEARCH_WAIT_MS}")  # not the 30 s a write waits
         try:
-            self._catch_up()
+            self._catch_up(wait=False)
         except sqlite3.OperationalError as exc:
-            if not db.is_full(exc, None if self._in_memory else self.path):
+            if db.is_busy(exc):  # another writer at work: what it committed waits for it
+                return
+            full = db.is_full(exc, None if self._in_memory else self.path)
+            if not full and "readonly" not in str(exc):
                 raise
             if not self._told_unsearchable:
                 self._told_unsearchable = True
-                self._notice(
+                why = (
                     f"{db.full_message('the knowledge base', exc)}; what was indexed since"
                     " the disk filled up is stored but not searchable until there is room"
+                    if full
+                    else f"the knowledge base {self.path} is read-only ({exc}): what was"
+                    " indexed last is stored but not searchable until it can be written"
                 )
+                self._notice(why)
             return
+        finally:
+            con.execute(f"PRAGMA busy_timeout={db.BUSY_TIMEOUT_MS}")
         self._told_unsearchable = False
 
     @_healing

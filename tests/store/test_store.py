@@ -710,3 +710,23 @@ def test_a_large_file_is_indexed_a_piece_at_a_time_as_if_whole(store, tmp_path, 
     os.utime(log, ns=(1, 1))  # same text, another mtime: hashed, not indexed again
     again = store.index_file(log, "app.log", max_bytes=1 << 20)
     assert again.unchanged and again.chunks == report.chunks
+
+
+def test_a_search_does_not_wait_for_another_writer_to_catch_up(tmp_path):
+    """Catching up is a write: while another process holds the database, a search goes on
+    with what is searchable, and the next search finds the rest."""
+    import sqlite3
+
+    path = tmp_path / "kb.db"
+    with ContentStore(path) as store:
+        store.index_text("# Kept\n\nthe walrus\n", "kept")
+        store.catch_up()
+        store.index_text("# Later\n\nthe narwhal\n", "later")  # stored, not yet searchable
+        other = sqlite3.connect(path, timeout=0)
+        other.execute("BEGIN IMMEDIATE")
+        try:
+            assert [h.source for h in store.search("walrus").hits] == ["kept"]
+        finally:
+            other.rollback()
+            other.close()
+        assert [h.source for h in store.search("narwhal").hits] == ["later"]
