@@ -80,13 +80,9 @@ def _timeout(args: dict[str, Any]) -> float | None:
     return coerce.number(args, "timeout", low=1) or coerce.number(args, "timeout_ms", low=1)
 
 
-def _policy(state: ServerState) -> security.Policy:
-    return state.policy()
-
-
 def _check_code(state: ServerState, language: str, code: str) -> None:
     """Refuse code the host's rules deny: its commands, and the files it names."""
-    security.enforce(security.check_run(_policy(state), language, code, state.project_dir))
+    security.enforce(security.check_run(state.policy(), language, code, state.project_dir))
 
 
 def run_dir(state: ServerState, args: dict[str, Any]) -> Path | None:
@@ -141,7 +137,7 @@ def ctx_execute_file(state: ServerState, args: dict[str, Any], call: Call) -> Re
     path = coerce.path(args, "path", required=True) or ""
     language = normalize_language(coerce.string(args, "language", required=True) or "")
     code = coerce.string(args, "code", required=True) or ""
-    policy = _policy(state)
+    policy = state.policy()
     security.enforce(security.check_path(policy, path, state.project_dir))
     security.enforce(security.check_run(policy, language, code, state.project_dir))
     request = ExecRequest(
@@ -175,7 +171,7 @@ def ctx_batch_execute(state: ServerState, args: dict[str, Any], call: Call) -> R
     queries = coerce.strings(args, "queries") or []
     if not queries:
         raise UsageError("queries must hold at least one question")
-    policy = _policy(state)
+    policy = state.policy()
     for command in commands:
         verdict = security.check_run(policy, "shell", command.command, state.project_dir)
         security.enforce(verdict, batch_label=command.label)
@@ -214,7 +210,7 @@ def ctx_index(state: ServerState, args: dict[str, Any], call: Call) -> Reply:
         call.meter.indexed = report.bytes  # it came in the arguments: already in context
         return _indexed(report.chunks, report.code_chunks, report.label), False
     security.refuse_own_data(path, state.project_dir)
-    policy = _policy(state)
+    policy = state.policy()
     security.enforce(security.check_path(policy, path, state.project_dir))
     target = Path(path).expanduser()
     target = (target if target.is_absolute() else state.project_dir / target).absolute()

@@ -705,19 +705,14 @@ class ContentStore:
             or known["kind"] != (kind or kind_for_name(str(resolved)))
         ):
             known = None  # another file or another kind under this label: index anew
-        if known is not None:
-            try:
-                info = os.stat(resolved)
-            except OSError:
-                info = None  # read_text_file says what is wrong
-            if info is not None and stat.S_ISREG(info.st_mode) and info.st_size <= limit:
-                if _same_stat(known, info):
-                    return self._unchanged(known, label, session_id)
         try:
-            large = os.stat(resolved).st_size > PIECE_BYTES
+            info: os.stat_result | None = os.stat(resolved)
         except OSError:
-            large = False  # read_text_file says what is wrong
-        if large:
+            info = None  # read_text_file says what is wrong
+        regular = info is not None and stat.S_ISREG(info.st_mode) and info.st_size <= limit
+        if known is not None and regular and info is not None and _same_stat(known, info):
+            return self._unchanged(known, label, session_id)
+        if info is not None and info.st_size > PIECE_BYTES:
             return self._index_pieces(resolved, label, kind, known, session_id, limit, over, denied)
         read = read_text_file(resolved, limit, over=over, denied=denied)
         if known is not None and read.sha256 == known["content_hash"]:
@@ -850,7 +845,7 @@ class ContentStore:
         con = self._con
         con.execute(f"PRAGMA busy_timeout={MERGE_WAIT_MS}")  # not the 30 s a write waits
         try:
-            self._catch_up()
+            self._catch_up(wait=False)
             con.execute("BEGIN IMMEDIATE")
             try:
                 con.execute("INSERT INTO chunks_fts(chunks_fts) VALUES ('optimize')")
@@ -860,9 +855,8 @@ class ContentStore:
             except BaseException:
                 db.rollback_quietly(con)
                 raise
-        except (sqlite3.OperationalError, StoreError) as exc:
-            busy = isinstance(exc, StoreError) or db.is_busy(exc)  # StoreError: still busy
-            if not busy and not (isinstance(exc, sqlite3.OperationalError) and db.is_full(exc)):
+        except sqlite3.OperationalError as exc:
+            if not (db.is_busy(exc) or db.is_full(exc)):
                 raise
             _log.info("index segments not merged: %s", exc)
             return False
