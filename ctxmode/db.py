@@ -14,11 +14,14 @@ from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from functools import cache
 from pathlib import Path
-from typing import TypeVar
 
 from ctxmode.errors import EnvironmentProblem, StoreError
 
-T = TypeVar("T")
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import TypeVar
+
+    T = TypeVar("T")
 
 BUSY_TIMEOUT_MS = 30_000
 RETRY_DELAYS = (0.1, 0.5, 2.0)
@@ -98,7 +101,7 @@ def full_message(what: str, exc: BaseException) -> str:
     return f"disk full: cannot write {what} ({detail}); free some disk space and try again"
 
 
-def retry_busy(fn: Callable[[], T], delays: Sequence[float] = RETRY_DELAYS) -> T:
+def retry_busy(fn: "Callable[[], T]", delays: Sequence[float] = RETRY_DELAYS) -> "T":
     """Run `fn`, retrying after each delay while SQLite reports the database locked.
 
     Raises:

@@ -18,10 +18,10 @@ import time
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from ctxmode import paths
 
+TYPE_CHECKING = False
 if TYPE_CHECKING:
     import sqlite3
 

@@ -3,7 +3,8 @@ millisecond, rather than hashlib's OpenSSL binding (about four, on every tool ca
 sees). The digests are the same."""
 
 from collections.abc import Callable
-from typing import Any
+
+from ctxmode.typenames import Any
 
 _sha256: Callable[[bytes], Any]
 try:

@@ -14,7 +14,8 @@ ctxmode's own ``ctx_*`` tools, leaf name in ``mcp_tool``), ``mcp`` (any other MC
 """
 
 from pathlib import Path
-from typing import Any, Literal, NamedTuple
+
+from ctxmode.typenames import Any, Literal, NamedTuple
 
 CanonicalEvent = Literal[
     "pre_tool",

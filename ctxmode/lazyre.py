@@ -7,7 +7,8 @@ several milliseconds for nothing.
 
 import re
 from collections.abc import Callable, Iterator
-from typing import Any
+
+from ctxmode.typenames import Any
 
 
 class LazyPattern:

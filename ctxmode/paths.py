@@ -13,10 +13,10 @@ Nothing here touches the disk at import time.
 import os
 import sys
 from pathlib import Path
-from typing import NamedTuple
 
 from ctxmode import settings
 from ctxmode.errors import NotFoundError, UsageError
+from ctxmode.typenames import NamedTuple
 
 # Project variables of hosts that are not ctxmode platforms yet (upstream reads them).
 _OTHER_HOST_PROJECT_VARS = ("PI_PROJECT_DIR",)

@@ -19,7 +19,8 @@ import os
 import time
 from collections.abc import Iterator
 from pathlib import Path
-from typing import NamedTuple
+
+from ctxmode.typenames import NamedTuple
 
 _POSIX = os.name == "posix"
 

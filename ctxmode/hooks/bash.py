@@ -22,13 +22,13 @@ another command's argument (``git commit -m "$(curl …)"``). Here-strings, here
 
 import re
 from functools import cache, cached_property
-from typing import NamedTuple
 
 from ctxmode.lazyre import LazyPattern
 from ctxmode.platforms.normalise import urls_in
 from ctxmode.security.readings import _inner_scripts
 from ctxmode.security.shell import MAX_DEPTH, Redirect, Segment, segments
 from ctxmode.security.words import _SHELLS, ASSIGNMENT, peel
+from ctxmode.typenames import NamedTuple
 
 
 class Command:
@@ -125,7 +125,7 @@ def commands(command: str, depth: int = 0, outer: Command | None = None) -> list
     for cmd in cmds:
         out.append(cmd)
         # A script that mentions nothing a routing rule looks for cannot change the route.
-        if depth < MAX_DEPTH and _MENTIONS.search(cmd.text):
+        if depth < MAX_DEPTH and _mentions(cmd.text):
             for language, code in _inner_scripts(cmd.segment):
                 if language == "shell":
                     out.extend(commands(code, depth + 1, cmd))
@@ -221,12 +221,18 @@ _INLINE_HTTP = LazyPattern(
 )
 _BUILD_TOOLS = frozenset({"gradlew", "gradle", "mvnw", "mvn", "sbt"})
 _POWERSHELL_FETCH = frozenset({"invoke-webrequest", "iwr", "invoke-restmethod", "irm"})
-# Every command a rule above can apply to mentions one of these: the rest skip the lexer.
-_MENTIONS = re.compile(
-    r"curl|wget|gradle|mvn|sbt|iwr|irm|invoke-|fetch|requests|httpx|urlopen|https?\.|axios"
-    r"|Net::HTTP|URI\.open|file_get_contents",
-    re.IGNORECASE,
-)
+# Every command a rule above can apply to mentions one of these, case aside: the rest skip
+# the lexer. (A substring test: the same as a case-blind regex, which costs a hook 1 ms to
+# compile.)
+_MENTIONS = (
+    "curl", "wget", "gradle", "mvn", "sbt", "iwr", "irm", "invoke-", "fetch", "requests",
+    "httpx", "urlopen", "http.", "https.", "axios", "net::http", "uri.open", "file_get_contents",
+)  # fmt: skip
+
+
+def _mentions(text: str) -> bool:
+    lowered = text.lower()
+    return any(word in lowered for word in _MENTIONS)
 # Commands that consume a download without printing it, and ones that cut a log short.
 _CONSUMERS = frozenset({*_SHELLS, "tar", "bsdtar", "gunzip", "gzip", "xz", "zstd", "bzip2", "cpio"})
 _LIMITERS = frozenset({"tail", "head", "grep", "egrep", "rg", "wc"})
@@ -240,7 +246,7 @@ def classify_bash(command: str) -> BashRoute:
     """Which routing rule applies to a shell command (security aside)."""
     if is_bounded(command):
         return BashRoute("bounded")
-    if not _MENTIONS.search(command):
+    if not _mentions(command):
         return BashRoute("other")
     cmds = commands(command)
     for cmd in cmds:

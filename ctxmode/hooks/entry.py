@@ -10,9 +10,9 @@ import json
 import os
 import sys
 import time
-from typing import Any
 
 from ctxmode import settings
+from ctxmode.typenames import Any
 
 HANDLERS = {
     "pre_tool": "ctxmode.hooks.pretool",

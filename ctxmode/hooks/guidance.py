@@ -16,7 +16,6 @@ sees it. Their wording contract (ADR-0003):
 """
 
 import os
-import shlex
 
 from ctxmode import settings
 from ctxmode.hookevent import SANDBOX_TOOLS, SERVER_TOOLS
@@ -210,7 +209,7 @@ def echo_command(text: str, *, powershell: bool = False) -> str:
     """A shell command that prints ``text`` (the replacement for a redirected command)."""
     if powershell:
         return "echo '" + text.replace("'", "''") + "'"
-    return "echo " + shlex.quote(text)
+    return "echo '" + text.replace("'", "'\"'\"'") + "'"  # as `shlex.quote` (not loaded here)
 
 
 def ask_reason(rule: str, scope: str) -> str:

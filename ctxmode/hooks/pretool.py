@@ -11,12 +11,12 @@ markers under ``<data root>/guidance/``.
 
 import os
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from ctxmode.hookevent import HookDecision, HookEvent
 from ctxmode.hooks import routing
 from ctxmode.hooks.throttle import Throttle, session_key
 
+TYPE_CHECKING = False
 if TYPE_CHECKING:
     from ctxmode.security import Policy
 

@@ -27,13 +27,14 @@ loads the security policy and a Glob call touches no file at all.
 
 import os
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
 
 from ctxmode import settings
 from ctxmode.hookevent import ALLOW, HookDecision, HookEvent
 from ctxmode.hooks import guidance
 from ctxmode.platforms import descriptor
+from ctxmode.typenames import Any
 
+TYPE_CHECKING = False
 if TYPE_CHECKING:
     from ctxmode.security import Policy, Verdict
 

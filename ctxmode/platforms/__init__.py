@@ -20,8 +20,10 @@ Each platform module provides:
 import functools
 import importlib
 from types import ModuleType
-from typing import TYPE_CHECKING, NamedTuple
 
+from ctxmode.typenames import NamedTuple
+
+TYPE_CHECKING = False
 if TYPE_CHECKING:
     from ctxmode.platforms.host import Host
 

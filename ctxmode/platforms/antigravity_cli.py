@@ -14,7 +14,6 @@ the user's approval, so "no opinion" is empty stdout. Exit 0 always.
 
 import os
 from collections.abc import Mapping
-from typing import Any
 
 from ctxmode.hookevent import CanonicalEvent, HookDecision, HookEvent
 from ctxmode.platforms import Output
@@ -29,6 +28,7 @@ from ctxmode.platforms.common import (
     verdict,
 )
 from ctxmode.platforms.host import Host
+from ctxmode.typenames import Any
 
 NAME = "antigravity-cli"
 

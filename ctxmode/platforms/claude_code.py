@@ -9,7 +9,6 @@ would block, and at PreCompact it would block compaction.
 import json
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
 
 from ctxmode.hookevent import CanonicalEvent, HookDecision, HookEvent
 from ctxmode.lazyre import LazyPattern
@@ -31,6 +30,7 @@ from ctxmode.platforms.common import (
     verdict,
 )
 from ctxmode.platforms.host import SERVER_KEY, HookSpec, Host, paths
+from ctxmode.typenames import Any
 
 NAME = "claude-code"
 

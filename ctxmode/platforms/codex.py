@@ -11,13 +11,13 @@ A Bash call that exited non-zero arrives as a PostToolUse whose output starts wi
 import json
 import re
 from collections.abc import Mapping
-from typing import Any
 
 from ctxmode.hookevent import CanonicalEvent, HookDecision, HookEvent
 from ctxmode.platforms import Output
 from ctxmode.platforms.claude_code import WIRE_NAMES, parse_with, render_with
 from ctxmode.platforms.common import CLAUDE_EVENTS, NOTHING, failed
 from ctxmode.platforms.host import HookSpec, Host
+from ctxmode.typenames import Any
 
 NAME = "codex"
 

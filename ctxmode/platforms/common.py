@@ -11,7 +11,6 @@ into the input only where one host tool covers two canonical ones (Kiro ``fs_wri
 import json
 from collections.abc import Iterable, Mapping
 from pathlib import Path
-from typing import Any, Literal, NamedTuple
 
 from ctxmode import settings
 from ctxmode.hookevent import OWN_TOOLS, CanonicalEvent, HookDecision, HookEvent
@@ -19,6 +18,7 @@ from ctxmode.lazyre import LazyPattern
 from ctxmode.platforms import Output
 from ctxmode.platforms.host import OWN_SERVERS, Host, strip_prompt_context
 from ctxmode.platforms.normalise import normalise, patch_targets, patch_text, shell_command
+from ctxmode.typenames import Any, Literal, NamedTuple
 
 NOTHING = Output()
 

@@ -20,7 +20,6 @@ every path exits 0; a timeout or unreadable stdout lets the call run.
 
 import re
 from collections.abc import Mapping
-from typing import Any
 
 from ctxmode.hookevent import CanonicalEvent, HookDecision, HookEvent
 from ctxmode.platforms import Output
@@ -37,6 +36,7 @@ from ctxmode.platforms.common import (
 from ctxmode.platforms.host import SERVER_KEY, Host
 from ctxmode.platforms.vscode_copilot import EVENTS as COPILOT_EVENTS
 from ctxmode.platforms.vscode_copilot import parse_copilot
+from ctxmode.typenames import Any
 
 NAME = "copilot-cli"
 

@@ -9,7 +9,6 @@ sub-agent prompt rewrite is sent as ``updated_input``. Sessions are keyed by
 """
 
 from collections.abc import Mapping
-from typing import Any
 
 from ctxmode.hookevent import CanonicalEvent, HookDecision, HookEvent
 from ctxmode.platforms import Output
@@ -26,6 +25,7 @@ from ctxmode.platforms.common import (
     verdict,
 )
 from ctxmode.platforms.host import Host
+from ctxmode.typenames import Any
 
 NAME = "cursor"
 

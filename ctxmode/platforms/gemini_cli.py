@@ -10,7 +10,6 @@ up as ``tool_response.error``, or as a shell result with a non-zero ``Exit Code:
 
 import re
 from collections.abc import Mapping
-from typing import Any
 
 from ctxmode.hookevent import CanonicalEvent, HookDecision, HookEvent
 from ctxmode.platforms import Output
@@ -28,6 +27,7 @@ from ctxmode.platforms.common import (
     verdict,
 )
 from ctxmode.platforms.host import Host
+from ctxmode.typenames import Any
 
 NAME = "gemini-cli"
 

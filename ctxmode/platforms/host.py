@@ -13,10 +13,10 @@ import os
 import re
 from collections.abc import Mapping
 from pathlib import Path
-from typing import NamedTuple
 
 from ctxmode.hookevent import CanonicalEvent
 from ctxmode.lazyre import LazyPattern
+from ctxmode.typenames import NamedTuple
 
 SERVER_KEY = "ctxmode"
 """The MCP server name ctxmode registers under; the hosts derive tool names from it."""

@@ -8,13 +8,13 @@ preToolUse is fail-closed here, so every path exits 0.
 """
 
 from collections.abc import Mapping
-from typing import Any
 
 from ctxmode.hookevent import HookDecision, HookEvent
 from ctxmode.platforms import Output
 from ctxmode.platforms.common import NOTHING
 from ctxmode.platforms.host import Host
 from ctxmode.platforms.vscode_copilot import EVENTS, parse_copilot, render_copilot
+from ctxmode.typenames import Any
 
 NAME = "jetbrains-copilot"
 

@@ -17,7 +17,6 @@ stdout, always one JSON object, OpenCode's shim contract plus ``ask``: ``{"decis
 """
 
 from collections.abc import Callable, Mapping
-from typing import Any
 
 from ctxmode.hookevent import CanonicalEvent, HookDecision, HookEvent
 from ctxmode.platforms import Output
@@ -32,6 +31,7 @@ from ctxmode.platforms.common import (
 )
 from ctxmode.platforms.host import Host
 from ctxmode.platforms.opencode import render_with
+from ctxmode.typenames import Any
 
 ALLOW = {"decision": "allow"}
 ALLOW_OUT = json_out(ALLOW)

@@ -11,11 +11,11 @@ as ``<server>_<tool>``.
 """
 
 from collections.abc import Mapping
-from typing import Any
 
 from ctxmode.hookevent import HookDecision, HookEvent
 from ctxmode.platforms import Output
 from ctxmode.platforms import opencode as _opencode
+from ctxmode.typenames import Any
 
 NAME = "kilo"
 

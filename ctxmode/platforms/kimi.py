@@ -16,7 +16,6 @@ next prompt (``late_snapshot``). Crashes and timeouts let the call run; exit 0 a
 """
 
 from collections.abc import Mapping
-from typing import Any
 
 from ctxmode.hookevent import CanonicalEvent, HookDecision, HookEvent
 from ctxmode.platforms import Output
@@ -31,6 +30,7 @@ from ctxmode.platforms.common import (
     verdict,
 )
 from ctxmode.platforms.host import SERVER_KEY, Host
+from ctxmode.typenames import Any
 
 NAME = "kimi"
 

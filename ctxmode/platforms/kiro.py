@@ -10,7 +10,6 @@ process, which is the same for every hook of one agent run). MCP tools are
 
 import os
 from collections.abc import Mapping
-from typing import Any
 
 from ctxmode.hookevent import CanonicalEvent, HookDecision, HookEvent
 from ctxmode.platforms import Output
@@ -24,6 +23,7 @@ from ctxmode.platforms.common import (
     verdict,
 )
 from ctxmode.platforms.host import SERVER_KEY, Host
+from ctxmode.typenames import Any
 
 NAME = "kiro"
 

@@ -9,10 +9,10 @@ re-parse host-shaped input (``command`` or Codex ``cmd``, an argv list, ``file_p
 
 import re
 from collections.abc import Iterator, Mapping
-from typing import Any
 
 from ctxmode.hookevent import HookEvent
 from ctxmode.lazyre import LazyPattern
+from ctxmode.typenames import Any
 
 _PATH_KEYS = (
     "file_path", "filePath", "path", "notebook_path", "notebookPath", "absolute_path",
@@ -59,8 +59,10 @@ def patch_text(tool_input: Mapping[str, Any]) -> str:
 
 def patch_targets(text: str) -> tuple[tuple[str, str], ...]:
     """(``Add``|``Update``|``Delete``|``Move``, path) for each file a patch touches."""
+    if "*** " not in text:
+        return ()  # most calls: no patch, and no pattern to compile
     out = []
-    for match in _PATCH_TARGET.finditer(text or ""):
+    for match in _PATCH_TARGET.finditer(text):
         if match.group(3):
             out.append(("Move", match.group(3)))
         else:
@@ -91,6 +93,8 @@ def input_paths(tool_input: Mapping[str, Any]) -> tuple[str, ...]:
 
 def urls_in(text: str) -> list[str]:
     """The http(s) URLs in free text, without trailing sentence punctuation."""
+    if "://" not in text:
+        return []  # most texts: no URL, and no pattern to compile
     return [m.rstrip(".,;:!?") for m in _URL.findall(text)]
 
 

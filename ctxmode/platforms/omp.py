@@ -18,12 +18,12 @@ input is returned as ``input`` rather than written into the event.
 """
 
 from collections.abc import Mapping
-from typing import Any
 
 from ctxmode.hookevent import HookDecision, HookEvent
 from ctxmode.platforms import Output, jsplugin
 from ctxmode.platforms.host import Host
 from ctxmode.platforms.pi import ALIASES, EVENTS
+from ctxmode.typenames import Any
 
 NAME = "omp"
 

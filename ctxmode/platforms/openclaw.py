@@ -24,12 +24,12 @@ only (the MCP SDK's default environment) plus the entry's ``env``.
 """
 
 from collections.abc import Mapping
-from typing import Any
 
 from ctxmode.hookevent import CanonicalEvent, HookDecision, HookEvent
 from ctxmode.platforms import Output, jsplugin
 from ctxmode.platforms.common import CLAUDE_EVENTS
 from ctxmode.platforms.host import SERVER_KEY, Host
+from ctxmode.typenames import Any
 
 NAME = "openclaw"
 

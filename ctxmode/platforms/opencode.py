@@ -25,7 +25,6 @@ same shim (its ``PLATFORM`` constant set to ``kilo``) and uses `parse_with`/`ren
 """
 
 from collections.abc import Mapping
-from typing import Any
 
 from ctxmode.hookevent import CanonicalEvent, HookDecision, HookEvent
 from ctxmode.platforms import Output
@@ -42,6 +41,7 @@ from ctxmode.platforms.common import (
     verdict,
 )
 from ctxmode.platforms.host import Host
+from ctxmode.typenames import Any
 
 NAME = "opencode"
 

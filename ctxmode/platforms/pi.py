@@ -19,12 +19,12 @@ prompt, or at once after a compaction.
 """
 
 from collections.abc import Mapping
-from typing import Any
 
 from ctxmode.hookevent import CanonicalEvent, HookDecision, HookEvent
 from ctxmode.platforms import Output, jsplugin
 from ctxmode.platforms.common import CLAUDE_EVENTS
 from ctxmode.platforms.host import Host
+from ctxmode.typenames import Any
 
 NAME = "pi"
 

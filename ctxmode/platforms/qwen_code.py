@@ -16,13 +16,13 @@ Differences from Claude Code, as Qwen Code 0.15 behaves:
 """
 
 from collections.abc import Mapping
-from typing import Any
 
 from ctxmode.hookevent import HookDecision, HookEvent
 from ctxmode.platforms import Output
 from ctxmode.platforms.claude_code import EVENTS, WIRE_NAMES, parse_with, render_with
 from ctxmode.platforms.common import NOTHING
 from ctxmode.platforms.host import SERVER_KEY, Host
+from ctxmode.typenames import Any
 
 NAME = "qwen-code"
 

@@ -14,7 +14,6 @@ context channel. Exit 0 always: the runtime's preToolUse denies the call on any 
 
 import json
 from collections.abc import Mapping
-from typing import Any
 
 from ctxmode.hookevent import CanonicalEvent, HookDecision, HookEvent
 from ctxmode.platforms import Output
@@ -36,6 +35,7 @@ from ctxmode.platforms.common import (
     verdict,
 )
 from ctxmode.platforms.host import Host
+from ctxmode.typenames import Any
 
 NAME = "vscode-copilot"
 

@@ -44,8 +44,10 @@ deny rules and the network switch in the kernel.
 """
 
 import importlib
-from typing import TYPE_CHECKING, Any
 
+from ctxmode.typenames import Any
+
+TYPE_CHECKING = False
 if TYPE_CHECKING:
     from ctxmode.security.code import TooComplexError, extract_shell_commands
     from ctxmode.security.commands import (

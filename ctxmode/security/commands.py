@@ -12,7 +12,6 @@ internal error falls back to a crude, parser-free deny check (`_internal_error`)
 
 import re
 from functools import lru_cache
-from typing import NamedTuple
 
 from ctxmode.security.code import dynamic_code, extract_shell_commands
 from ctxmode.security.model import (
@@ -28,6 +27,7 @@ from ctxmode.security.model import (
 from ctxmode.security.readings import _Part, _parts
 from ctxmode.security.shell import _Segment
 from ctxmode.security.words import _peeled
+from ctxmode.typenames import NamedTuple
 
 SHELL_LANGUAGES = frozenset({"shell", "bash", "sh", "zsh", "dash", "ksh"})
 

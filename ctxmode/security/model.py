@@ -7,9 +7,9 @@ wording (`deny_message`) lives with them.
 import sys
 from enum import Enum
 from pathlib import Path
-from typing import Literal, NamedTuple
 
 from ctxmode import settings
+from ctxmode.typenames import Literal, NamedTuple
 
 CHECK_MAX_CHARS = 512 * 1024  # of a command or code read for the permission rules
 

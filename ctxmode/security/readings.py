@@ -10,13 +10,13 @@ wrappers (``sudo``, ``env``, ``timeout``, ``nohup``, ``xargs`` ...). Scripts han
 import os
 import re
 from collections.abc import Callable
-from typing import NamedTuple
 
 from ctxmode.lazyre import LazyPattern
 from ctxmode.security.code import dynamic_code, extract_shell_commands
 from ctxmode.security.expand import ShellVars, defined_functions, expand_word
 from ctxmode.security.shell import MAX_DEPTH, _command_words, _lex, _Segment
 from ctxmode.security.words import _SHELLS, ASSIGNMENT, _options, _peeled, _quote, peel
+from ctxmode.typenames import NamedTuple
 
 _SHELL_OPTION_ARGS = frozenset({"-o", "+o", "-O", "+O"})
 

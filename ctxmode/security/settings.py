@@ -23,7 +23,6 @@ import sys
 from collections import ChainMap
 from collections.abc import Sequence
 from pathlib import Path
-from typing import NamedTuple
 
 from ctxmode import settings
 from ctxmode.security.model import (
@@ -35,6 +34,7 @@ from ctxmode.security.model import (
     SettingsSource,
     SourceStatus,
 )
+from ctxmode.typenames import NamedTuple
 
 MAX_SETTINGS_BYTES = 4 * 1024 * 1024
 

@@ -16,9 +16,9 @@ import os
 import re
 from collections.abc import Sequence
 from functools import lru_cache
-from typing import NamedTuple
 
 from ctxmode.security.words import _SHELLS, ASSIGNMENT, _peeled
+from ctxmode.typenames import NamedTuple
 
 MAX_DEPTH = 12
 

@@ -26,7 +26,6 @@ from collections import deque
 from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
-from typing import NamedTuple
 
 from ctxmode import db
 from ctxmode.errors import DiskFullError, StoreError
@@ -44,6 +43,7 @@ from ctxmode.session.events import (
 )
 from ctxmode.session.schema import MIGRATIONS
 from ctxmode.session.usage import COUNTER_COLUMNS, EARLIER_SESSIONS, Usage
+from ctxmode.typenames import NamedTuple
 
 HOOK_BUSY_TIMEOUT_MS = 2_500
 RETENTION_DAYS = 7

@@ -13,9 +13,8 @@ hook fixtures check: file_read, file_edit, file_write, git, error, task, prompt,
 session, rule. Types outside it print under their own name.
 """
 
-from typing import NamedTuple
-
 from ctxmode.digest import sha256_hex
+from ctxmode.typenames import NamedTuple
 
 MAX_EVENTS_PER_SESSION = 1000
 DEDUPE_WINDOW = 5

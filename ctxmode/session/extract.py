@@ -24,13 +24,13 @@ import ntpath
 import posixpath
 import re
 from collections.abc import Iterable
-from typing import Any
 
 from ctxmode.hookevent import HookEvent
 from ctxmode.lazyre import LazyPattern
 from ctxmode.platforms.normalise import urls_in
 from ctxmode.session.events import LOW, Event
 from ctxmode.session.redact import mask_exports, redact_text, redact_value
+from ctxmode.typenames import Any
 
 ERROR_CHARS = 4000
 FINDING_CHARS = 500

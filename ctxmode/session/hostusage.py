@@ -28,7 +28,12 @@ import json
 import os
 from collections.abc import Iterator, Mapping
 from pathlib import Path
-from typing import Any, BinaryIO, NamedTuple
+
+from ctxmode.typenames import Any, NamedTuple
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import BinaryIO
 
 MAX_READ_BYTES = 256 * 1024 * 1024  # one read's ceiling; the rest waits for the next turn
 
@@ -69,7 +74,7 @@ def add(found: dict[str, TokenUsage], model: str, usage: TokenUsage) -> None:
     found[model] = found.get(model, TokenUsage()).plus(usage)
 
 
-def _lines(handle: BinaryIO, start: int) -> Iterator[tuple[int, bytes]]:
+def _lines(handle: "BinaryIO", start: int) -> Iterator[tuple[int, bytes]]:
     """(offset after the line, line) for every complete line from `start`, within the
     read ceiling."""
     handle.seek(start)
@@ -81,7 +86,7 @@ def _lines(handle: BinaryIO, start: int) -> Iterator[tuple[int, bytes]]:
         yield offset, line
 
 
-def _open_at(path: str, cursor: Cursor) -> tuple[BinaryIO, Cursor]:
+def _open_at(path: str, cursor: Cursor) -> "tuple[BinaryIO, Cursor]":
     """The file and where to start: where the cursor stopped, or the start of a file that
     is new, replaced or shorter than what was read.
 

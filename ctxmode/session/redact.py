@@ -16,9 +16,9 @@ nothing. ``<private>…</private>`` spans are dropped entirely.
 
 import re
 from functools import lru_cache
-from typing import Any
 
 from ctxmode.lazyre import LazyPattern
+from ctxmode.typenames import Any
 
 MASK = "***"
 REDACTED = "[REDACTED]"

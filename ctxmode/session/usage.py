@@ -1,6 +1,6 @@
 """The per-tool counters a session database keeps (`ctxmode.stats` turns them into figures)."""
 
-from typing import NamedTuple
+from ctxmode.typenames import NamedTuple
 
 EARLIER_SESSIONS = ""  # session id under which deleted sessions' counters are kept
 

@@ -10,10 +10,10 @@ into or out of a linked worktree while it is in use).
 
 import os
 from pathlib import Path
-from typing import Any
 
 from ctxmode import paths, settings
 from ctxmode.hookevent import HookEvent
+from ctxmode.typenames import Any
 
 
 def session_id_of(event: HookEvent) -> str:
