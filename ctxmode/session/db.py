@@ -29,7 +29,6 @@ from pathlib import Path
 
 from ctxmode import db
 from ctxmode.errors import DiskFullError, StoreError
-from ctxmode.session import modelusage
 from ctxmode.session.events import (
     CRITICAL,
     DEDUPE_WINDOW,
@@ -365,6 +364,8 @@ class SessionDB:
                     (EARLIER_SESSIONS, session_id),
                 )
                 con.execute("DELETE FROM tool_calls WHERE session_id = ?", (session_id,))
+                from ctxmode.session import modelusage  # not on a hook's path
+
                 modelusage.fold(con, session_id)
             con.execute("DELETE FROM session_meta WHERE session_id = ?", (session_id,))
         return cur.rowcount
