@@ -39,6 +39,56 @@ def test_hook_dispatch_imports_nothing_heavy():
     assert _heavy(_loaded(code, stdin=json.dumps({"tool_name": "Bash"}))) == []
 
 
+@pytest.mark.parametrize(
+    ("platform", "event", "payload"),
+    [
+        (
+            "claude-code",
+            "pretooluse",
+            {"tool_name": "Bash", "tool_input": {"command": "curl https://x.y"}},
+        ),
+        ("claude-code", "pretooluse", {"tool_name": "Read", "tool_input": {"file_path": "a.py"}}),
+        ("claude-code", "posttooluse", {"tool_name": "Edit", "tool_input": {"file_path": "a.py"}}),
+        (
+            "gemini-cli",
+            "beforetool",
+            {"tool_name": "run_shell_command", "tool_input": {"command": "ls"}},
+        ),
+        ("codex", "pretooluse", {"tool_name": "shell", "tool_input": {"command": ["ls", "-la"]}}),
+    ],
+)
+def test_the_hooks_run_on_every_tool_call_do_not_load_typing(tmp_path, platform, event, payload):
+    """`typing` costs each hook process ~3 ms: the hook path annotates with
+    `ctxmode.typenames`. Without site, whose editable-install finder loads `typing` itself."""
+    project = tmp_path / "proj"
+    project.mkdir()
+    code = (
+        "import sys, json\nfrom ctxmode.__main__ import main\n"
+        f"rc = main(['hook', {platform!r}, {event!r}])\n"
+        "sys.stderr.write('MODULES' + json.dumps(sorted(sys.modules)))"
+    )
+    body = {"session_id": "s1", "cwd": str(project), "hook_event_name": event, **payload}
+    proc = subprocess.run(
+        [sys.executable, "-S", "-c", code],
+        input=json.dumps(body),
+        cwd=project,
+        env={
+            **os.environ,
+            "PYTHONPATH": str(REPO),
+            "HOME": str(tmp_path),
+            "CLAUDE_PROJECT_DIR": str(project),
+        },
+        capture_output=True,
+        text=True,
+        encoding="utf-8",
+        check=True,
+    )
+    loaded = set(json.loads(proc.stderr.split("MODULES", 1)[1]))
+    assert "ctxmode.hookevent" in loaded  # the hook did run
+    assert "typing" not in loaded
+    assert "dataclasses" not in loaded
+
+
 def test_statusline_imports_nothing_heavy_nor_sqlite():
     code = "from ctxmode.__main__ import main\nassert main(['statusline']) == 0"
     loaded = _loaded(code, stdin="{}")
