@@ -233,6 +233,8 @@ _MENTIONS = (
 def _mentions(text: str) -> bool:
     lowered = text.lower()
     return any(word in lowered for word in _MENTIONS)
+
+
 # Commands that consume a download without printing it, and ones that cut a log short.
 _CONSUMERS = frozenset({*_SHELLS, "tar", "bsdtar", "gunzip", "gzip", "xz", "zstd", "bzip2", "cpio"})
 _LIMITERS = frozenset({"tail", "head", "grep", "egrep", "rg", "wc"})
