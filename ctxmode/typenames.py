@@ -31,6 +31,11 @@ else:
         def __getitem__(self, _params):
             return self
 
+        def __or__(self, _other):  # `Any | None`, `Literal["a"] | int`
+            return self
+
+        __ror__ = __or__
+
     Any = Literal = _Form()
 
     class _Record(tuple):

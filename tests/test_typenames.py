@@ -112,3 +112,12 @@ def test_the_hook_records_share_their_empty_defaults_read_only():
     assert HookDecision().kind == "allow" and not HookDecision().blocks
     assert HookDecision("deny", "no").blocks
     assert event._replace(tool="Bash").tool == "Bash"
+
+
+def test_annotations_using_the_names_evaluate_at_run_time():
+    from ctxmode.typenames import Any, Literal
+
+    def annotated(a: Any | None, b: None | Literal[1, 2], c: dict[str, Any]) -> Any:
+        return a
+
+    assert annotated(1, None, {}) == 1
