@@ -356,6 +356,8 @@ def item3(command: list[str]) -> list[Attack]:
             response = {"stdout": "done", "stderr": "", "interrupted": False}
             _hook(w, "posttooluse", {"hook_event_name": "PostToolUse", **bash,
                                      "tool_response": response})  # fmt: skip
+            _hook(w, "posttoolusefailure", {"hook_event_name": "PostToolUseFailure", **bash,
+                  "error": f"Exit code 1\nerror: {cmd} refused"})  # fmt: skip
         todos = [{"content": f"rotate {todo_secret}", "status": "pending", "activeForm": "x"}]
         _hook(w, "posttooluse", {"hook_event_name": "PostToolUse", "tool_name": "TodoWrite",
               "tool_input": {"todos": todos}, "tool_response": {"newTodos": todos}})  # fmt: skip

@@ -52,6 +52,9 @@ _GUARD_WORDS = frozenset(
 )  # fmt: skip
 # Names this certain are secrets even when their value is a number.
 _STRONG_WORDS = frozenset({"password", "passwd", "pwd", "passphrase", "passcode", "secret"})
+# Run-together names (PGPASSWORD, CSRFTOKEN) end with one of these.
+_STRONG_ENDINGS = ("password", "passwd", "passphrase")
+_SECRET_ENDINGS = ("secret", "token", "apikey")
 
 _CAMEL_1 = LazyPattern(r"([a-z0-9])([A-Z])")
 _CAMEL_2 = LazyPattern(r"([A-Z]+)([A-Z][a-z])")
@@ -68,7 +71,11 @@ def _name_class(name: str) -> int:
     joined = "".join(words)
     if _STRONG_WORDS.intersection(words) or joined in _STRONG_WORDS:
         return 2
+    if any(word.endswith(_STRONG_ENDINGS) for word in words):
+        return 2
     if _SECRET_WORDS.intersection(words) or joined in _SECRET_WORDS:
+        return 1
+    if any(word.endswith(_SECRET_ENDINGS) for word in words):
         return 1
     for first, second in zip(words, words[1:], strict=False):
         if second == "key" and first in _KEY_QUALIFIERS:
@@ -116,7 +123,7 @@ _PRIVATE_SPAN = LazyPattern(r"<private>.*?(?:</private>|\Z)", re.IGNORECASE | re
 _PRIVATE_KEY = LazyPattern(
     r"-----BEGIN ([A-Z0-9 ]*)PRIVATE KEY-----.*?(?:-----END \1PRIVATE KEY-----|\Z)", re.DOTALL
 )
-_URL_CREDENTIALS = LazyPattern(r"\b([a-zA-Z][a-zA-Z0-9+.-]*://)([^\s:/@'\"<>]+):([^\s@/'\"<>]+)@")
+_URL_CREDENTIALS = LazyPattern(r"\b([a-zA-Z][a-zA-Z0-9+.-]*://)([^\s:/@'\"<>]*):([^\s@/'\"<>]+)@")
 _AUTH_HEADER = LazyPattern(
     r"(?i)\b(authorization[\"']?\s*[:=]\s*[\"']?)((?:bearer|basic|token|digest)\s+)?"
     r"([^\s\"',;]+)"
@@ -135,12 +142,22 @@ _TOKENS = LazyPattern(
       | npm_[A-Za-z0-9]{36}
       | ya29\.[0-9A-Za-z_-]{20,}
       | eyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}
+      | hf_[A-Za-z0-9]{34,}
+      | SG\.[A-Za-z0-9_-]{22}\.[A-Za-z0-9_-]{43}
+      | dapi[0-9a-f]{32}
+      | do[opr]_v1_[0-9a-f]{64}
+      | shp(?:at|ss|ca|pa)_[0-9a-fA-F]{32}
+      | pypi-AgEIcHlwaS5vcmc[A-Za-z0-9_-]{40,}
+      | key-[0-9a-f]{32}
+      | AGE-SECRET-KEY-1[0-9A-Z]{58}
+      | hv[sbr]\.[A-Za-z0-9_-]{24,}
     )""",
     re.VERBOSE,
 )
 _TOKEN_HINTS = (
     "AKIA", "ASIA", "AGPA", "AIDA", "AROA", "gh", "glpat-", "xox", "sk-", "sk_", "rk_",
-    "AIza", "npm_", "ya29.", "eyJ",
+    "AIza", "npm_", "ya29.", "eyJ", "hf_", "SG.", "dapi", "_v1_", "shp", "pypi-", "key-",
+    "AGE-SECRET-KEY-", "hvs.", "hvb.", "hvr.",
 )  # fmt: skip
 _SLACK_WEBHOOK = LazyPattern(r"https://hooks\.slack\.com/services/[A-Za-z0-9/_-]+")
 # NAME=value (shell, .env files, URL query strings)
@@ -162,12 +179,23 @@ _EXPORT = LazyPattern(r"""\b(export\s+[A-Za-z_][A-Za-z0-9_]*=)("[^"\n]*"|'[^'\n]
 _PASSWORD_OPTION = LazyPattern(
     r"""(?x)\b(
         (?:mysql|mysqldump|mysqladmin|mariadb|mariadb-dump)\b[^\n;&|]*?\s-p
-      | (?:sshpass|docker\s+login|podman\s+login|buildah\s+login|skopeo\s+login)\b[^\n;&|]*?\s-p\s+
+      | (?:sshpass|docker\s+login|podman\s+login|buildah\s+login|skopeo\s+login)\b[^\n;&|]*?\s-p\s*
       | redis-cli\b[^\n;&|]*?\s-a\s+
+      | htpasswd(?:\s+-[A-Za-z]+)*?\s+-[A-Za-z]*b[A-Za-z]*(?:\s+-[A-Za-z]+)*  # -b: FILE USER PW
+        \s+[^\s;&|]+\s+[^\s;&|]+\s+
+      | vault\s+login\s+(?=[^\s=;&|]+(?:[\s;&|)]|$))
       | openssl\b[^\n;&|]*?\s(?:-k\s+|-pass\s+pass:)
       | (?:curl|wget)\b[^\n;&|]*?\s(?:-u\s*|--user[ =])[^\s:'"]+:
     )("[^"\n]*"|'[^'\n]*'|[^\s;&|)]+)"""
 )
+# `echo SECRET | docker login --password-stdin` (or `gh auth login --with-token`): what is
+# echoed is the secret.
+_PIPED_SECRET = LazyPattern(
+    r"""(?x)\b((?:echo|printf)(?:\s+-[neE]+)*(?:\s+'%s'|\s+"%s"|\s+%s)?\s+)
+    ("[^"\n]*"|'[^'\n]*'|[^\s|;&]+)
+    (?=[ \t]*\|[^|;&\n]*\s--(?:password-stdin|with-token|token-stdin)\b)"""
+)
+_STDIN_FLAGS = ("--password-stdin", "--with-token", "--token-stdin")
 # `git config`, `npm config set`, `aws configure set`, ... NAME VALUE, the name a secret's.
 _CONFIG_SET = LazyPattern(
     r"""(?x)\b((?:config|configure)(?:\s+(?:set|--global|--local|--system|--add))*\s+)
@@ -271,10 +299,14 @@ def redact_text(text: str) -> str:
         text = _ASSIGNMENT.sub(_assignment, text)
     if ":" in text:
         text = _KEY_VALUE.sub(_key_value, text)
+    # Programs' own password options before flags: a password attached to ``-p`` must
+    # not read as a flag's name (``-pMyTokenSecret`` would mask the word after it).
+    if any(p in lowered for p in _PASSWORD_PROGRAMS):
+        text = _PASSWORD_OPTION.sub(_password_option, text)
     if "-" in text:
+        if any(f in lowered for f in _STDIN_FLAGS):
+            text = _PIPED_SECRET.sub(_password_option, text)
         text = _FLAG.sub(_flag, text)
-        if any(p in lowered for p in _PASSWORD_PROGRAMS):
-            text = _PASSWORD_OPTION.sub(_password_option, text)
     if "config" in lowered:
         text = _CONFIG_SET.sub(_config_set, text)
     if len(text) >= 40:
@@ -291,6 +323,7 @@ _PASSWORD_PROGRAMS = (
     "openssl",
     "curl",
     "wget",
+    "htpasswd",
 )
 
 

@@ -73,7 +73,13 @@ def test_output_past_the_window_streams_to_a_file_in_the_runs_temp_dir(run):
     """A run that prints more than the head kept in memory has all of it on disk, from
     its first byte; one that prints a few lines never touches the disk."""
     size = HEAD_BYTES + 12
-    code = f'head -c {size} /dev/zero | tr "\\0" x; sleep 0.3; echo; wc -c < "$TMPDIR/.stdout"'
+    # The reader thread writes the file as the pipe drains: wait for it (up to 10 s, a hang
+    # check on a loaded machine), then count.
+    code = (
+        f'head -c {size} /dev/zero | tr "\\0" x; echo; f="$TMPDIR/.stdout"\n'
+        f'for i in $(seq 200); do [ "$(wc -c < "$f")" -ge {size + 1} ] && break; sleep 0.05; done\n'
+        'wc -c < "$f"'
+    )
     result = run("shell", code)
     assert result.stdout.splitlines()[-1] == str(size + 1)  # and the newline echoed
     small = run("shell", 'printf "twelve bytes"; sleep 0.3; ls -A "$TMPDIR"')

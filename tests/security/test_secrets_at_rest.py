@@ -43,6 +43,21 @@ CORPUS = [
     ("STRIPE_KEY=sk_live_51AbCdEfGhIjKlMnOpQrSt ./charge", "sk_live_51AbCdEfGhIjKlMnOpQrSt"),
     ("jwt eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0NTY3ODkwIn0.SflKxwRJSMeKKF2QT4fwpMeJf36POk6yJV",
      "SflKxwRJSMeKKF2QT4fwpMeJf36POk6yJV"),
+    # A second look: run-together names, empty URL users, attached and piped passwords,
+    # positional ones, and more providers' token shapes.
+    ("PGPASSWORD=PgRunT0gether psql -h db", "PgRunT0gether"),
+    ("redis-cli -u redis://:EmptyUs3rPw@cache:6379 ping", "EmptyUs3rPw"),
+    ("sshpass -pAttach3dSshPw ssh deploy@host", "Attach3dSshPw"),
+    ("echo Pip3dD0ckerPw | docker login --password-stdin -u me", "Pip3dD0ckerPw"),
+    ("htpasswd -b .htpasswd bob Htpassw0rdPositional", "Htpassw0rdPositional"),
+    ("vault login s.VaultLeg4cyT0kenAbCdEf", "s.VaultLeg4cyT0kenAbCdEf"),
+    ("HF=hf_HuggingFaceT0kenAbCdEfGhIjKlMnOpQr ./train", "hf_HuggingFaceT0kenAbCdEfGhIjKlMnOpQr"),
+    ("twine upload -p pypi-AgEIcHlwaS5vcmcUploadT0kenAbCdEfGhIjKlMnOpQrStUvWxYz0123456789",
+     "pypi-AgEIcHlwaS5vcmcUploadT0kenAbCdEfGhIjKlMnOpQrStUvWxYz0123456789"),
+    ("curl -u api:key-0123456789abcdef0123456789abcd99 https://api.mailgun.net",
+     "key-0123456789abcdef0123456789abcd99"),
+    ("doctl auth init -t dop_v1_" + "0123456789abcdef" * 3 + "00112233aabbccdd",
+     "dop_v1_" + "0123456789abcdef" * 3 + "00112233aabbccdd"),
 ]  # fmt: skip
 TODO_SECRET = "wJalrXUtnFEMI/K7MDENG/bPxRfiCYTODOSECRET"
 SESSION = "7a1c0f3e-2b4d-4e5f-8a9b-0c1d2e3f4a5b"
@@ -127,7 +142,7 @@ def _run_the_corpus(env: dict[str, str], project: Path) -> None:
         _hook(env, project, "posttooluse", {"hook_event_name": "PostToolUse", "tool_name": "Bash",
               "tool_input": {"command": command},
               "tool_response": {"stdout": "done", "stderr": "", "interrupted": False}})  # fmt: skip
-    for command, _ in CORPUS[:5]:  # failed runs keep their output's telling lines
+    for command, _ in CORPUS:  # failed runs keep their command and output's telling lines
         _hook(env, project, "posttoolusefailure", {"hook_event_name": "PostToolUseFailure",
               "tool_name": "Bash", "tool_input": {"command": command},
               "error": f"Exit code 1\nerror: {command} refused"})  # fmt: skip

@@ -53,6 +53,41 @@ MASKED = [
         "[REDACTED PRIVATE KEY]",
     ),
     ("keep <private>my diary</private> out", "keep [private] out"),
+    # Kinds a second look found stored in plain text:
+    ("PGPASSWORD=Pgs3cretValue psql -h db", "PGPASSWORD=*** psql -h db"),  # one-word names
+    ("DBPASSWORD=1234", "DBPASSWORD=***"),
+    ("export CSRFTOKEN=abc123def", "export CSRFTOKEN=***"),
+    ("redis-cli -u redis://:R3disPw@cache:6379", "redis-cli -u redis://:***@cache:6379"),
+    ("sshpass -pGluedS3cret ssh host", "sshpass -p*** ssh host"),  # attached to -p
+    ("sshpass -pMyTokenSecret ssh host", "sshpass -p*** ssh host"),  # the next word stays
+    (
+        "echo D0ckerPw | docker login --password-stdin -u me",
+        "echo *** | docker login --password-stdin -u me",
+    ),
+    (
+        "printf '%s' 'Gh0Tok' | gh auth login --with-token",
+        "printf '%s' '***' | gh auth login --with-token",
+    ),
+    ("htpasswd -b .htpasswd bob Htp4ssword", "htpasswd -b .htpasswd bob ***"),
+    ("htpasswd -c -b /etc/pw bob Htp4ssword", "htpasswd -c -b /etc/pw bob ***"),
+    ("vault login s.Abcdefghijklmnopqrstuvwx", "vault login ***"),
+    ("hf " + "hf_AbCdEfGhIjKlMnOpQrStUvWxYz01234567", "hf ***"),
+    ("SG." + "AbCdEfGhIjKlMnOpQrStUv.AbCdEfGhIjKlMnOpQrStUvWxYz0123456789abcdefg", "***"),
+    ("token " + "dapi0123456789abcdef0123456789abcdef", "token ***"),
+    ("do " + "dop_v1_" + "0123456789abcdef" * 4, "do ***"),
+    ("shop " + "shpat_0123456789abcdef0123456789abcdef", "shop ***"),
+    (
+        "twine upload -p "
+        + "pypi-AgEIcHlwaS5vcmc"
+        + "AbCdEfGhIjKlMnOpQrStUvWxYz0123456789-_AbCdEfGhIjKl",
+        "twine upload -p ***",
+    ),
+    ("mailgun " + "key-0123456789abcdef0123456789abcdef", "mailgun ***"),
+    (
+        "age " + "AGE-SECRET-KEY-1" + "QPZRY9X8GF2TVDW0S3JN54KHCE6MUA7LQPZRY9X8GF2TVDW0S3JN54KHQQ",
+        "age ***",
+    ),
+    ("VAULT " + "hvs.CAESIAbCdEfGhIjKlMnOpQrStUvWxYz0123", "VAULT ***"),
 ]
 
 UNCHANGED = [
@@ -80,6 +115,14 @@ UNCHANGED = [
     "https://github.com/mksglu/context-mode/issues/413",
     "user@example.com wrote",
     "tel +1-555-0100",
+    "from huggingface_hub import hf_hub_download",
+    "a key-value store; the monkey-patched key-0 of the map",
+    "vault login -method=userpass username=bob",
+    "echo hello | tee out.txt",
+    "htpasswd -v .htpasswd bob",
+    "git config user.name bob",
+    "PGHOST=db PGPORT=5432 psql",
+    "bypass=1 compass=north",
     "",
 ]
 
@@ -119,6 +162,10 @@ def test_redacting_twice_changes_nothing(text, _):
         ("monkey", False),
         ("password_file", False),
         ("author", False),
+        ("PGPASSWORD", True),
+        ("csrftoken", True),
+        ("bypass", False),
+        ("max_token_count", False),
     ],
 )
 def test_secret_names_are_judged_by_their_words(name, secret):
