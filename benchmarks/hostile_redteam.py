@@ -262,6 +262,20 @@ BYPASSES: list[tuple[str, str, str, str, str | None]] = [
      f"const {{ execSync: run }} = require('child_process');\nrun('{RM}');", "rm", "node"),
     ("JS aliased function", JS,
      f"const cp = require('child_process');\nconst go = cp.execSync;\ngo('{RM}');", "rm", "node"),
+    # A second look (the classes have more members than the report's examples):
+    ("bash <<< here-string", SH, f"bash <<< '{RM}'", "rm", None),
+    ("sh -s <<< here-string", SH, f"sh -s <<< '{RM}'", "rm", None),
+    (". /dev/stdin <<< here-string", SH, f". /dev/stdin <<< '{RM}'", "rm", None),
+    ("python3 - <<< here-string", SH,
+     f"python3 - <<< 'import os; os.system(\"{RM}\")'", "rm", None),
+    ("busybox rm", SH, f"busybox {RM}", "rm", "busybox"),
+    ("busybox sh -c", SH, f"busybox sh -c '{RM}'", "rm", "busybox"),
+    ("fakeroot", SH, f"fakeroot {RM}", "rm", "fakeroot"),
+    ("eatmydata", SH, f"eatmydata {RM}", "rm", "eatmydata"),
+    ("unshare -r", SH, f"unshare -r {RM}", "rm", "unshare"),
+    ("parallel", SH, "parallel rm -rf ::: victim", "rm", "parallel"),
+    ("alias (expand_aliases)", SH, "shopt -s expand_aliases\nalias x=rm\nx -rf victim", "rm",
+     None),
 ]  # fmt: skip
 
 

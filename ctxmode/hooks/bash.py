@@ -124,13 +124,16 @@ def commands(command: str, depth: int = 0, outer: Command | None = None) -> list
     out: list[Command] = []
     for cmd in cmds:
         out.append(cmd)
-        # A script that mentions nothing a routing rule looks for cannot change the route.
-        if depth < MAX_DEPTH and _mentions(cmd.text):
+        # A script that mentions nothing a routing rule looks for cannot change the route;
+        # one that runs on another host (ssh) is not this machine's to route.
+        if depth < MAX_DEPTH and cmd.name not in _REMOTE and _mentions(cmd.text):
             for language, code in _inner_scripts(cmd.segment):
                 if language == "shell":
                     out.extend(commands(code, depth + 1, cmd))
     return out
 
+
+_REMOTE = frozenset({"ssh"})
 
 # Structurally bounded commands (as in upstream): no control operator, and a known short output.
 _CONTROL = re.compile(r"[|`\n\r]|\$\(|>>|>|<(?!<)|&(?!&)|&&|\|\||;")

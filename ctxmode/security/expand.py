@@ -92,10 +92,12 @@ def _substitution(raw: str, start: int, body: int, end: int, out: list[str]) -> 
 
 
 class ShellVars:
-    """The variables a script has assigned so far: literal values, or unknown (None)."""
+    """The variables a script has assigned so far (literal values, or unknown: None), and
+    the aliases it has defined (``alias x=rm``: name -> what it stands for)."""
 
     def __init__(self) -> None:
         self.values: dict[str, str | None] = {}
+        self.aliases: dict[str, str] = {}
 
     def get(self, name: str) -> str | None:
         """The known value, ``""`` for a positional parameter, None when unknown."""

@@ -80,8 +80,12 @@ def _inner_scripts(seg: _Segment) -> list[tuple[str, str]]:
     found: list[tuple[str, str]] = []
     for words in _peeled(_command_words(seg)):
         name, args = os.path.basename(words[0]), words[1:]
-        if name in _SHELLS or name in ("su", "runuser"):
+        if name in _SHELLS or name in ("su", "runuser", "sg"):
             found.extend(("shell", code) for code in _shell_c_scripts(name, args))
+        elif name in _SCHEDULERS and seg.heredoc and "-f" not in args:
+            found.append(("shell", seg.heredoc))  # at now <<< 'cmd': at runs its stdin
+        elif name in ("source", ".") and args[:1] and args[0] in _STDIN_FILES and seg.heredoc:
+            found.append(("shell", seg.heredoc))
         elif name == "eval" and args:
             found.append(("shell", " ".join(args)))
         elif name == "trap" and args and not args[0].startswith("-"):
@@ -106,10 +110,18 @@ def _inner_scripts(seg: _Segment) -> list[tuple[str, str]]:
     return found
 
 
+_SCHEDULERS = frozenset({"at", "batch"})  # they run the commands given on stdin
+_STDIN_FILES = frozenset({"/dev/stdin", "/dev/fd/0", "/proc/self/fd/0"})
+
+
 def _shell_c_scripts(name: str, args: list[str]) -> list[str]:
-    if name in ("su", "runuser"):
+    if name in ("su", "runuser", "sg"):
         out = [a.split("=", 1)[1] for a in args if a.startswith("--command=")]
-        return out + [args[i + 1] for i, a in enumerate(args[:-1]) if a in ("-c", "--command")]
+        out += [args[i + 1] for i, a in enumerate(args[:-1]) if a in ("-c", "--command")]
+        if name == "sg" and not out:  # sg GROUP 'command'
+            rest = [a for a in args if a != "-"]
+            out = [" ".join(rest[1:])] if len(rest) > 1 else []
+        return out
     has_c = False
     skip_next = False
     for a in args:
@@ -132,6 +144,22 @@ _AWK_SYSTEM = LazyPattern(r"""\bsystem\s*\(\s*"((?:[^"\\]|\\.)*)"|\|\s*getline|"
 _SED_E = LazyPattern(r"(?:^|;|\n)\s*(?:\d+|/[^/]*/)?\s*e\s+(.+?)(?:;|$)", re.M)
 _GIT_ALIAS = LazyPattern(r"^alias\.[\w.-]+=!(.*)$", re.S)
 _VIM_BANG = LazyPattern(r"^\s*:?\s*!(.*)$", re.S)
+
+
+_SSH_OPTION_ARGS = frozenset(
+    "-B -b -c -D -E -e -F -I -i -J -L -l -m -O -o -P -p -Q -R -S -W -w".split()
+)
+
+
+def _ssh(args: list[str]) -> list[str]:
+    """The command ``ssh [options] HOST COMMAND...`` runs (in a shell, on that host)."""
+    i = 0
+    while i < len(args) and args[i].startswith("-") and args[i] != "--":
+        i += 2 if args[i] in _SSH_OPTION_ARGS else 1
+    if i < len(args) and args[i] == "--":
+        i += 1
+    command = args[i + 1 :]
+    return [" ".join(command)] if command else []
 
 
 def _awk(args: list[str]) -> list[str]:
@@ -194,6 +222,7 @@ def _mapfile(args: list[str]) -> list[str]:
 _RUNS_COMMANDS: "dict[str, Callable[[list[str]], list[str]]]" = {
     "script": _option_scripts(_options("-c --command")),
     "flock": _option_scripts(_options("-c --command")),
+    "ssh": _ssh,
     "awk": _awk,
     "gawk": _awk,
     "mawk": _awk,
@@ -282,7 +311,12 @@ def _track(seg: _Segment, variables: ShellVars) -> None:
     elif values[0] in _DECLARE:
         start = 1
     else:
-        if values[0] == "for" and len(values) > 1:
+        if values[0] == "alias":
+            for value in values[1:]:
+                name, eq, meaning = value.partition("=")
+                if eq and name and not name.startswith("-"):
+                    variables.aliases[name] = meaning
+        elif values[0] == "for" and len(values) > 1:
             variables.assign(values[1], None)
         elif values[0] in ("read", "mapfile", "readarray", "unset"):
             for name in values[1:]:
@@ -333,13 +367,14 @@ def _unchecked(
         return (None if functions else f"runs a command named at run time ({words[0]})"), None
     if "$" in name or "`" in name:
         return (None if expanded else f"runs a command named at run time ({words[0]})"), None
-    runner = name in _SHELLS or re.sub(r"[\d.]+$", "", name) in _INTERPRETERS
+    scheduler = name in _SCHEDULERS and "-f" not in words[1:]  # echo cmd | at now
+    runner = scheduler or name in _SHELLS or re.sub(r"[\d.]+$", "", name) in _INTERPRETERS
     raws = [w.raw for w in seg.words if not w.redirect]
     if (runner or name in ("source", ".")) and any(r.startswith("<(") for r in raws[1:]):
         return f"runs a script produced at run time ({seg.text})", None
     if not runner or _inner_scripts(seg) or seg.heredoc:
         return None, None
-    from_stdin = any(a in ("-s", "-") for a in words[1:])
+    from_stdin = scheduler or any(a in ("-s", "-") for a in words[1:])
     if not from_stdin and any(not a.startswith("-") for a in words[1:]):
         return None, None  # it runs a script file
     if seg.pipeline < 0 or seg.pipeline == index:
@@ -383,6 +418,9 @@ def _parts(
         words = _innermost(seg)
         if len(words) > 1 and words[0] in functions:
             more.append(("shell", " ".join(_quote(w) for w in words[1:])))
+        if words and words[0] in variables.aliases:  # alias x=rm; x -rf build
+            rest = " ".join(_quote(w) for w in words[1:])
+            more.append(("shell", f"{variables.aliases[words[0]]} {rest}"))
         for language, code in [*more, *_inner_scripts(seg)]:
             if language == "shell":
                 out.extend(_parts(code, depth + 1, variables, functions))

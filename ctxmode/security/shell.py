@@ -169,9 +169,13 @@ class _Lexer:
         if i < len(words) and self.emit:
             index = len(self.out)
             head = self.pipe_head if self.pipe_head >= 0 else index
-            seg = Segment(tuple(words[i:]), tuple(redirects), "", head, self.outer, self.via)
+            # A here-string is the command's stdin, as a here-document's body is.
+            stdin = "\n".join(r.target for r in redirects if r.op == "<<<")
+            seg = Segment(tuple(words[i:]), tuple(redirects), stdin, head, self.outer, self.via)
             self.out.append(seg)
             self.adopt(self.seg_start, index, index)
+            if stdin and _shell_reading_stdin(self.out, index) == index:
+                self.nested(stdin, via="<<", outer=index)  # bash <<< 'script'
         if not piped:
             self.pipe_head = -1
         elif index >= 0:

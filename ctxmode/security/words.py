@@ -52,6 +52,18 @@ _WRAPPERS: dict[str, tuple[frozenset[str], int]] = {
     "chroot": (frozenset(), 1),
     "runuser": (_options("-u -g -G --user --group --supp-group"), 0),
     "caffeinate": (frozenset(), 0),
+    "busybox": (frozenset(), 0),  # busybox rm ... (an applet; busybox sh is a shell too)
+    "fakeroot": (_options("-l -s -i --lib --faked --save-file --load-file"), 0),
+    "eatmydata": (frozenset(), 0),
+    "unshare": (_options("-S -G -R -w --setuid --setgid --root --wd --map-user --map-group"), 0),
+    "parallel": (
+        _options(
+            "-j -S -a -I -N -n -P -E -d --jobs --sshlogin --arg-file --delay --timeout"
+            " --results --joblog --tmpdir --workdir --colsep --delimiter --max-args"
+            " --max-replace-args --sshloginfile --env --memfree --load --retries --halt"
+        ),
+        0,
+    ),
     "systemd-run": (_options("-u -p -E --unit --property --setenv --uid --gid"), 0),
     "xargs": (
         _options(

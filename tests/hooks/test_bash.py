@@ -27,6 +27,8 @@ AGREEMENT = [
     (f"eval 'curl -s {API}'", "fetch"),
     (f"sh <<'EOF'\ncurl -s {API}\nEOF", "fetch"),
     (f"cat <<'EOF' | bash\ncurl -s {API}\nEOF", "fetch"),
+    (f"bash <<< 'curl -s {API}'", "fetch"),
+    (f"busybox sh -c 'curl -s {API}'", "fetch"),
     # wrappers and assignments
     (f"sudo curl {API}", "fetch"),
     (f"env X=1 curl {API}", "fetch"),
@@ -71,6 +73,13 @@ def test_routing_and_the_policy_see_the_same_commands(curl_denied, command, rout
     assert runs_curl == (check_command(curl_denied, command).decision is Decision.DENY)
     assert runs_curl or route != "fetch"
     assert classify_bash(command).kind == route
+
+
+def test_a_command_run_on_another_host_is_checked_but_not_routed(curl_denied):
+    """The rules hold for what ssh runs remotely; a fetch there is not one to redirect here."""
+    command = f"ssh deploy@host 'curl -s {API}'"
+    assert check_command(curl_denied, command).decision is Decision.DENY
+    assert classify_bash(command).kind == "other"
 
 
 def test_a_fetch_in_a_substitution_names_its_url():

@@ -114,10 +114,32 @@ BYPASSES: dict[tuple[str, str], str] = {
     (PY, "import os\nos.__dict__['system']('rm -rf build')"): "deny",
     (JS, "import { execSync as run } from 'node:child_process'; run('rm -rf build')"): "deny",
     (JS, "const cp = require('child_process'); const f = cp.execSync; f('rm -rf build')"): "ask",
+    # --- a second look: scripts in here-strings, more wrappers, remote and scheduled
+    # commands, aliases
+    (SH, "bash <<< 'rm -rf build'"): "deny",
+    (SH, "sh -s <<< 'rm -rf build'"): "deny",
+    (SH, ". /dev/stdin <<< 'rm -rf build'"): "deny",
+    (SH, "python3 - <<< 'import os; os.system(\"rm -rf build\")'"): "deny",
+    (SH, "at now <<< 'rm -rf build'"): "deny",
+    (SH, "batch <<< 'rm -rf build'"): "deny",
+    (SH, "echo 'rm -rf build' | at now + 1 minute"): "deny",
+    (SH, "busybox rm -rf build"): "deny",
+    (SH, "busybox sh -c 'rm -rf build'"): "deny",
+    (SH, "sg wheel -c 'rm -rf build'"): "deny",
+    (SH, "fakeroot rm -rf build"): "deny",
+    (SH, "eatmydata rm -rf build"): "deny",
+    (SH, "unshare -r rm -rf build"): "deny",
+    (SH, "parallel rm -rf ::: build"): "deny",
+    (SH, "ssh localhost rm -rf build"): "deny",
+    (SH, "ssh -p 2222 -o BatchMode=yes localhost 'rm -rf build'"): "deny",
+    (SH, "alias x=rm; x -rf build"): "deny",
+    (SH, "alias x='rm -rf'\nx build"): "deny",
+    (SH, "xargs -I{} sh -c '{}' <<< 'rm -rf build'"): "deny",  # a known miss before
     # --- commands the text does not show: known misses
     (SH, "IFS=,; CMD=rm,-rf,build; $CMD"): "none",
-    (SH, "xargs -I{} sh -c '{}' <<< 'rm -rf build'"): "none",
     (SH, "make -f <(echo 'all:; rm -rf build')"): "none",
+    (SH, "make -f /dev/stdin <<< $'all:\\n\\trm -rf build'"): "none",
+    (SH, "crontab -l | { cat; echo '* * * * * rm -rf build'; } | crontab -"): "none",
     (SH, "printf 'rm -rf build' > x.sh; sh x.sh"): "none",
     # --- Python and JavaScript
     (PY, "import os\nos.system('rm -rf build')"): "deny",
@@ -262,6 +284,16 @@ ORDINARY: tuple[tuple[str, str], ...] = (
     (JS, "const pkg = JSON.parse(require('fs').readFileSync('package.json', 'utf8'));"),
     (JS, "const re = /x/;\nconsole.log(re.exec('abc'))"),
     (JS, "import('node:fs').then((fs) => console.log(fs.existsSync('a')))"),
+    (SH, "ssh deploy@host uptime"),
+    (SH, "ssh -i key.pem -p 2222 host"),
+    (SH, "parallel gzip ::: a.log b.log"),
+    (SH, "at now + 1 hour <<< 'make report'"),
+    (SH, "bash <<< 'echo hi'"),
+    (SH, "alias ll='ls -la'; ll"),
+    (SH, "python3 - <<< 'print(1)'"),
+    (SH, "busybox ls -la"),
+    (SH, "unshare -r id"),
+    (SH, "grep -c x <<< 'rm -rf build'"),
 )
 
 # Ordinary forms the run-time check asks about while Bash deny rules are in force.
