@@ -704,6 +704,44 @@ def item10(command: list[str]) -> list[Attack]:
         text = ask(server, "ctx_index", {"content": deep.decode(), "source": "deep.json"})
         out.append(Attack(10, "ctx_index of JSON nested 500,000 deep", "Internal error" in text,
                           text[:70]))  # fmt: skip
+        (w.project / "ok.txt").write_text("nothing to see\n", encoding="utf-8")
+        (w.project / "loop-a").symlink_to("loop-b")
+        (w.project / "loop-b").symlink_to("loop-a")
+        out.extend(_sweep(server))
+    return out
+
+
+# A valid call of each tool; the sweep replaces one argument at a time with each value.
+SWEEP_BASES: dict[str, dict[str, Any]] = {
+    EXEC: {"language": "shell", "code": "echo hi"},
+    "ctx_execute_file": {"path": "ok.txt", "language": "python", "code": "print(1)"},
+    "ctx_batch_execute": {"commands": [{"label": "a", "command": "echo hi"}], "queries": ["hi"]},
+    "ctx_index": {"content": "# T\n\nhello", "source": "s"},
+    "ctx_search": {"queries": ["hello"]},
+    "ctx_fetch_and_index": {"url": "http://127.0.0.1:9/x"},
+}
+SWEEP_VALUES = (
+    "null", "true", "-1", "0", "1e400", "-1e400", "1e30", "3.5", '""', '"nan"', '"inf"', "[]",
+    "{}", "[null]", "[1e400]", "[{}]", "[[]]", '[{"label": 1e400, "command": null}]',
+    '"' + "y" * 100_000 + '"', '"\\ud800"', '"\\u0000"', "[" * 3000 + "]" * 3000,
+    '"loop-a"', '"loop-a/x"', '"../../../etc/shadow"', '["' + "q" * 5000 + '"]',
+)  # fmt: skip
+
+
+def _sweep(server: Server) -> list[Attack]:
+    """Every argument of the tools above, each hostile value in turn: one attack per
+    argument, won when any value gets "Internal error" (the second look at item 10)."""
+    out: list[Attack] = []
+    for tool, base in SWEEP_BASES.items():
+        for name in dict.fromkeys([*base, "timeout", "cwd", "limit", "source", "path", "intent"]):
+            worst = ""
+            for value in SWEEP_VALUES:
+                rest = {k: v for k, v in base.items() if k != name}
+                head = json.dumps(rest)[:-1] + (", " if rest else "")
+                text = _raw(server, tool, head + f'"{name}": {value}}}')
+                if "Internal error" in text or text == "<no answer>":
+                    worst = f"{value[:20]}: {text[:50]}"
+            out.append(Attack(10, f"every value for {tool}.{name}", bool(worst), worst))
     return out
 
 

@@ -73,11 +73,26 @@ def string(args: dict[str, Any], name: str, *, required: bool = False) -> str | 
     return value
 
 
+PATH_MAX_BYTES = 4096  # Linux's PATH_MAX; macOS and Windows allow less
+NAME_MAX_BYTES = 255  # one name, on every common file system
+
+
 def path(args: dict[str, Any], name: str, *, required: bool = False) -> str | None:
-    """A file or directory path: a string without NUL bytes (no file system takes one)."""
+    """A file or directory path: a string without NUL bytes (no file system takes one) and
+    no longer than a file system takes."""
     value = string(args, name, required=required)
-    if value is not None and "\0" in value:
+    if value is None:
+        return None
+    if "\0" in value:
         raise UsageError(f"{name} contains a NUL byte")
+    encoded = value.encode("utf-8", "surrogatepass")
+    if len(encoded) > PATH_MAX_BYTES or any(
+        len(part) > NAME_MAX_BYTES for part in encoded.split(b"/")
+    ):
+        raise UsageError(
+            f"{name} is too long for a file system ({len(encoded):,} bytes; a path holds at"
+            f" most {PATH_MAX_BYTES:,}, one name in it {NAME_MAX_BYTES})"
+        )
     return value
 
 

@@ -92,11 +92,16 @@ def run_dir(state: ServerState, args: dict[str, Any]) -> Path | None:
     Raises:
         UsageError: not a folder, or outside the project and its worktrees.
     """
-    raw = coerce.string(args, "cwd")
+    raw = coerce.path(args, "cwd")
     if raw is None or not raw.strip():
         return None
     given = Path(raw.strip()).expanduser()
-    target = (given if given.is_absolute() else state.project_dir / given).resolve()
+    try:
+        target = (given if given.is_absolute() else state.project_dir / given).resolve()
+    except RuntimeError:  # Python before 3.13 says so for a symlink loop
+        raise UsageError(f"cwd is a symlink loop: {raw}") from None
+    except OSError as exc:
+        raise UsageError(f"cwd cannot be read: {raw} ({exc.strerror})") from None
     if not target.is_dir():
         raise UsageError(f"cwd is not a folder: {raw}")
     allowed = [state.project_dir.resolve()]

@@ -103,6 +103,27 @@ def test_a_path_with_a_nul_byte_is_a_usage_error(tmp_path, project, data_root, s
     assert "Internal error" not in (tmp_path / "server.stderr").read_text(encoding="utf-8")
 
 
+@pytest.mark.parametrize(
+    "path", ["x" * 200_000, "x" * 256, "/".join(["d" * 200] * 25), "\ud800" * 2000]
+)
+def test_a_path_too_long_for_a_file_system_is_a_usage_error(
+    tmp_path, project, data_root, started, path
+):
+    """Not an "Internal error" naming ENAMETOOLONG: the agent is told what the limit is."""
+    server = spawn_server(tmp_path, project, data_root, started)
+    server.initialize()
+    calls = [
+        ("ctx_index", {"path": path}),
+        ("ctx_execute_file", {"path": path, "language": "python", "code": "print(1)"}),
+    ]
+    for id_, (name, arguments) in enumerate(calls, 1):
+        result = server.call_tool(id_, name, arguments)
+        assert result["isError"] is True
+        text = result["content"][0]["text"]
+        assert text.startswith("path is too long for a file system"), text
+        assert "Internal error" not in text
+
+
 def test_stdin_that_is_not_a_pipe_gets_the_same_answers(tmp_path, project, data_root):
     """A file as stdin: the transport reads it in a thread, not on the event loop."""
     lines = [

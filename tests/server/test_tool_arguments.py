@@ -54,6 +54,32 @@ async def test_a_cwd_outside_the_project_or_missing_is_refused_clearly(client, w
     assert "Traceback" not in text
 
 
+@pytest.mark.parametrize(
+    ("where", "says"),
+    [
+        ("loop-a", "cwd is a symlink loop: loop-a"),
+        ("loop-a/inner", "cwd is a symlink loop: loop-a/inner"),
+        ("y" * 300, "cwd is too long for a file system"),
+        ("/".join(["d" * 200] * 25), "cwd is too long for a file system"),
+        ("pkg\0x", "cwd contains a NUL byte"),
+    ],
+)
+@pytest.mark.parametrize("tool", ["ctx_execute", "ctx_batch_execute"])
+async def test_a_cwd_no_folder_can_be_is_a_clear_error(client, project, tool, where, says):
+    """Not an "Internal error" naming RuntimeError, ENAMETOOLONG or an embedded null byte."""
+    (project / "loop-a").symlink_to("loop-b")
+    (project / "loop-b").symlink_to("loop-a")
+    arguments = (
+        {"language": "shell", "code": "pwd", "cwd": where}
+        if tool == "ctx_execute"
+        else {"commands": ["pwd"], "queries": ["x"], "cwd": where}
+    )
+    text, is_error = await call(client, tool, arguments)
+    assert is_error
+    assert text.startswith(says), text
+    assert "Internal error" not in text
+
+
 async def test_a_cwd_in_a_git_worktree_of_the_project_is_allowed(client, project, tmp_path):
     (project / "a.txt").write_text("a\n")
     _git(project, "init", "-q")
