@@ -149,6 +149,7 @@ def item1(command: list[str]) -> list[Attack]:
         "connect to a host Unix socket outside the project",
         "read the knowledge base from the sandbox",
         "flip a symlink while ctx_index checks it (200 tries)",
+        "plant a git hook or core.fsmonitor that the host's git runs unconfined",
     ]
     if not isolation_works(command):
         return [Attack(1, n, None, "isolation unavailable here") for n in names]
@@ -217,6 +218,14 @@ def item1(command: list[str]) -> list[Attack]:
         server.wait(flipper, ANSWER_S)
         found = ask(server, "ctx_search", {"queries": ["API_KEY"], "limit": 5})
         out.append(Attack(1, names[6], SECRET in found))
+    with stage(command, **iso) as w:
+        subprocess.run(["git", "init", "-q"], cwd=w.project, check=False)
+        (w.project / ".git" / "hooks").mkdir(parents=True, exist_ok=True)
+        shell(w.serve(), "printf 'touch pwned' > .git/hooks/post-checkout; "
+              "git config core.fsmonitor 'touch pwned'")  # fmt: skip
+        config = (w.project / ".git" / "config").read_text(encoding="utf-8")
+        planted = (w.project / ".git/hooks/post-checkout").exists() or "fsmonitor" in config
+        out.append(Attack(1, names[7], planted))
     return out
 
 

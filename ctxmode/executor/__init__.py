@@ -129,16 +129,22 @@ def _confinement(project: Path) -> tuple[list[str], list[str]]:
     from ctxmode import paths
 
     masked = [*masked, str(paths.data_root())]
-    return masked, [str(s.path) for s in policy.sources]
+    git_config = project / ".git" / "config"  # core.fsmonitor, core.pager, aliases: run by git
+    return masked, [str(s.path) for s in policy.sources] + [str(git_config)]
 
 
 def guarded_folders(project: Path) -> list[str]:
-    """The folders inside `project` that hold the host's permission rules (existing or
-    not): a confined run may neither change nor create anything in them."""
+    """The folders inside `project` that a confined run may neither change nor create
+    anything in: those holding the host's permission rules (existing or not), and the
+    repository's hooks (existing), which the host's own git would run unconfined."""
     from ctxmode import security
 
     folders = {str(path.parent) for path, _ in security.settings_sources(project)}
-    return sorted(f for f in folders if Path(f).parent == project or project in Path(f).parents)
+    inside = [f for f in folders if Path(f).parent == project or project in Path(f).parents]
+    hooks = project / ".git" / "hooks"
+    if hooks.is_dir() and not hooks.is_symlink():
+        inside.append(str(hooks))
+    return sorted(inside)
 
 
 FILE_CONTENT_MAX_BYTES = 512 * 1024 * 1024  # of a file read whole into FILE_CONTENT

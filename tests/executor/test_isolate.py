@@ -311,6 +311,30 @@ def test_a_missing_settings_folder_cannot_be_created_and_is_not_left_behind(run,
 
 
 @needs_isolation
+def test_a_confined_run_cannot_plant_what_the_hosts_git_runs_unconfined(run, project):
+    """A hook or a core.fsmonitor written inside the sandbox would run, outside it, at the
+    host's next git command. Commits still work inside."""
+    import subprocess
+
+    subprocess.run(["git", "init", "-q"], cwd=project, check=True)
+    (project / ".git" / "hooks").mkdir(exist_ok=True)
+    (project / "a.txt").write_text("a\n", encoding="utf-8")
+    code = (
+        "echo 'touch pwned' > .git/hooks/pre-commit && chmod +x .git/hooks/pre-commit"
+        " || echo no-hook\n"
+        "git config core.fsmonitor 'touch pwned' 2>/dev/null || echo no-config\n"
+        "mv .git/config .git/config.old 2>/dev/null || echo no-rename\n"
+        "mv .git/hooks .git/hooks.old 2>/dev/null || echo no-move\n"
+        "git add a.txt && git -c user.email=t@t -c user.name=t commit -qm a && echo committed\n"
+    )
+    result = run("shell", code, isolate=True)
+    assert result.stdout.splitlines()[:4] == ["no-hook", "no-config", "no-rename", "no-move"]
+    assert "committed" in result.stdout, result.stdout + result.stderr
+    assert not (project / ".git" / "hooks" / "pre-commit").exists()
+    assert "fsmonitor" not in (project / ".git" / "config").read_text(encoding="utf-8")
+
+
+@needs_isolation
 def test_a_host_unix_socket_cannot_be_reached(run, monkeypatch):
     """The read-only file system still let a confined run connect to the host's sockets
     (a Docker daemon is root on the host)."""
