@@ -629,6 +629,17 @@ def item9(command: list[str]) -> list[Attack]:
         rss = peak.stop()
         out.append(Attack(9, "execute_file loads a 600 MB sparse file whole", rss > 500 * MB,
                           f"{rss / MB:.0f} MB peak; {text.splitlines()[0][:60]}"))  # fmt: skip
+        # A second look: one JSON-RPC line of 200 MB (ctx_index content).
+        idle = _tree_rss(server.proc.pid)
+        peak = Peak(server.proc.pid)
+        start = time.monotonic()
+        content = "word " * (200 * MB // 5)
+        text = _raw(server, "ctx_index", json.dumps({"content": content, "source": "huge"}))
+        del content
+        took, grew = time.monotonic() - start, peak.stop() - idle
+        out.append(Attack(9, "a 200 MB message: over a minute or 3x its size in memory",
+                          took > ANSWER_S or grew > 600 * MB,
+                          f"{took:.0f} s, +{grew / MB:.0f} MB; {text[:50]}"))  # fmt: skip
     return out
 
 

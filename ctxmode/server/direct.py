@@ -28,7 +28,10 @@ from typing import Any
 from ctxmode.server import early, pipes
 
 MAX_CALLS = 32  # tool calls run at once; more wait for a worker
+MESSAGE_MAX_BYTES = 64 << 20  # one message; a longer line is answered with an error, unkept
 _READ_SIZE = 1 << 16
+_EDGE = 4096  # of a line too long, the bytes kept at each end (where its id is)
+_ID = re.compile(rb'"id"\s*:\s*(-?\d+|"(?:[^"\\\n]|\\.)*")')
 _SURROGATE_ESCAPE = re.compile(rb"\\u[dD][89a-fA-F]")
 _PAIR_ESCAPE = re.compile(rb"\\u[dD][89abAB][0-9a-fA-F]{2}\\u[dD][c-fC-F][0-9a-fA-F]{2}")
 
@@ -55,6 +58,74 @@ def _message(line: bytes) -> object:
         return json.loads(line.decode("utf-8"))
     except (ValueError, RecursionError):  # UnicodeDecodeError included; nested too deep
         return None
+
+
+@dataclass
+class Oversized:
+    """A line longer than `MESSAGE_MAX_BYTES`: its size and its first and last bytes."""
+
+    size: int
+    head: bytes
+    tail: bytes
+
+    def answer(self) -> dict[str, Any] | None:
+        """The error it gets, on its id when either end shows one (None: a notification)."""
+        ids = _ID.findall(self.head)[:1] or _ID.findall(self.tail)[-1:]
+        if not ids and b'"notifications/' in self.head + self.tail:
+            return None
+        message = (
+            f"Request too large: {self.size:,} bytes; a message holds at most"
+            f" {MESSAGE_MAX_BYTES:,}. Index a large text by its path (ctx_index path)."
+        )
+        request_id = json.loads(ids[0]) if ids else None
+        return {"jsonrpc": "2.0", "id": request_id, "error": {"code": -32600, "message": message}}
+
+
+class LineBuffer:
+    """What is read, split into lines. Each read is scanned once (copying a long line at
+    every read was quadratic), and a line past `limit` is not kept: it comes out as an
+    `Oversized`."""
+
+    def __init__(self, limit: int = MESSAGE_MAX_BYTES) -> None:
+        self._limit = limit
+        self._pieces: list[bytes] = []
+        self._size = 0
+        self._head = self._tail = b""
+
+    def feed(self, chunk: bytes) -> "list[bytes | Oversized]":
+        out: list[bytes | Oversized] = []
+        start = 0
+        while True:
+            end = chunk.find(b"\n", start)
+            self._add(chunk[start:] if end < 0 else chunk[start:end])
+            if end < 0:
+                return out
+            out.append(self._take())
+            start = end + 1
+
+    def rest(self) -> bytes:
+        """The line begun and not ended (empty once it is past the limit)."""
+        return b"".join(self._pieces)
+
+    def _add(self, piece: bytes) -> None:
+        self._size += len(piece)
+        if self._size <= self._limit:
+            self._pieces.append(piece)
+            return
+        if self._pieces:  # the line just passed the limit: keep its ends only
+            kept = b"".join(self._pieces)
+            self._head, self._tail, self._pieces = kept[:_EDGE], kept[-_EDGE:], []
+        self._head = self._head or piece[:_EDGE]
+        self._tail = (self._tail + piece)[-_EDGE:]
+
+    def _take(self) -> "bytes | Oversized":
+        line: bytes | Oversized = (
+            b"".join(self._pieces)
+            if self._size <= self._limit
+            else Oversized(self._size, self._head, self._tail)
+        )
+        self._pieces, self._size, self._head, self._tail = [], 0, b"", b""
+        return line
 
 
 class Calls:
@@ -155,7 +226,7 @@ def serve(
     opening = early.Opening(tools)
     fed: list[bytes] = []  # the lines the SDK must read again: those that shape a session
     answered: list[dict[str, Any]] = []
-    partial = b""
+    buffer = LineBuffer()
     watched = [wire.fd_in, loaded_fd]
     while True:
         ready, _, _ = select.select(watched, [], [])
@@ -167,13 +238,24 @@ def serve(
         chunk = os.read(wire.fd_in, _READ_SIZE)
         if not chunk:
             return Ending(eof=True)
-        *lines, partial = (partial + chunk).split(b"\n")
+        lines = buffer.feed(chunk)
         for index, line in enumerate(lines):
+            if isinstance(line, Oversized):
+                refusal = line.answer()
+                if refusal is not None and not calls.write(refusal):
+                    return Ending(eof=True)
+                continue
             message = _message(line)
             try:
                 reply = opening.answer(message)
             except early.Unsure:
-                rest = b"\n".join([*lines[index:], partial])
+                later: list[bytes] = []
+                for item in lines[index:]:  # the SDK reads these again, but one too long
+                    if isinstance(item, bytes):
+                        later.append(item)
+                    elif (refusal := item.answer()) is not None:
+                        calls.write(refusal)
+                rest = b"\n".join([*later, buffer.rest()])
                 return Ending(False, b"".join(f + b"\n" for f in fed) + rest, answered)
             if isinstance(reply, early.ToolCall):
                 calls.start(reply)

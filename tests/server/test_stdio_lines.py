@@ -234,3 +234,23 @@ def test_a_request_before_initialize_says_so(tmp_path, project, data_root):
     assert error["code"] == -32602
     assert "not initialized" in error["message"] and "initialize" in error["data"]
     assert "result" in answers[1]
+
+
+def test_a_message_past_the_size_limit_is_refused_on_its_id_and_the_server_goes_on(
+    tmp_path, project, data_root, started
+):
+    """A 70 MB line is not kept (the server held about six times a line's size while
+    reading it, and copied it at every read): it is refused on its own id, and the next
+    request is answered."""
+    from ctxmode.server.direct import MESSAGE_MAX_BYTES
+
+    server = spawn_server(tmp_path, project, data_root, started)
+    server.initialize()
+    big = "word " * ((MESSAGE_MAX_BYTES + 6_000_000) // 5)
+    send_raw(server, call_line(7, "ctx_index", json.dumps({"content": big, "source": "big"})))
+    refused = server.response(7, within=120)
+    assert refused["error"]["code"] == -32600
+    assert refused["error"]["message"].startswith("Request too large: ")
+    result = server.call_tool(8, "ctx_index", {"content": "# Small\n\nfits", "source": "s"})
+    assert result["isError"] is False
+    assert "Indexed" in result["content"][0]["text"]
