@@ -107,6 +107,10 @@ class LineBuffer:
         """The line begun and not ended (empty once it is past the limit)."""
         return b"".join(self._pieces)
 
+    def finish(self) -> "list[bytes | Oversized]":
+        """At the end of the input: its last line, when it has no newline."""
+        return [self._take()] if self._size else []
+
     def _add(self, piece: bytes) -> None:
         self._size += len(piece)
         if self._size <= self._limit:
@@ -236,9 +240,7 @@ def serve(
         if wire.fd_in not in ready:
             continue
         chunk = os.read(wire.fd_in, _READ_SIZE)
-        if not chunk:
-            return Ending(eof=True)
-        lines = buffer.feed(chunk)
+        lines = buffer.feed(chunk) if chunk else buffer.finish()  # a last line unended too
         for index, line in enumerate(lines):
             if isinstance(line, Oversized):
                 refusal = line.answer()
@@ -270,3 +272,5 @@ def serve(
                     answered.append(reply)
             if reply is not None and not calls.write(reply):
                 return Ending(eof=True)  # the client is gone
+        if not chunk:
+            return Ending(eof=True)

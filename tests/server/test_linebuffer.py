@@ -59,3 +59,16 @@ def test_an_oversized_line_is_answered_on_an_id_found_at_its_end_or_on_null():
 def test_an_id_written_inside_a_string_is_not_taken_for_the_message_id():
     inside = Oversized(10, b'{"params":{"content":"say \\"id\\": 5 here', b'"},"id":12}')
     assert inside.answer()["id"] == 12
+
+
+def test_the_input_s_last_line_without_a_newline_comes_out_at_the_end():
+    buffer = LineBuffer(1 << 20)
+    assert buffer.feed(b'{"a":1}\n{"b"') == [b'{"a":1}']
+    assert buffer.finish() == [b'{"b"']
+    assert buffer.finish() == []
+
+
+def test_input_ending_with_a_newline_has_no_last_line_to_add():
+    buffer = LineBuffer(1 << 20)
+    assert buffer.feed(b'{"a":1}\n') == [b'{"a":1}']
+    assert buffer.finish() == []

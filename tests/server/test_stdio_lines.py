@@ -14,7 +14,7 @@ import pytest
 
 from ctxmode.server import early, frames
 
-from .support import EXIT_WITHIN_S, INIT, RawServer, server_env, spawn_server
+from .support import EXIT_WITHIN_S, INIT, SERVE, RawServer, server_env, spawn_server
 
 
 def send_raw(server: RawServer, line: str) -> None:
@@ -254,3 +254,23 @@ def test_a_message_past_the_size_limit_is_refused_on_its_id_and_the_server_goes_
     result = server.call_tool(8, "ctx_index", {"content": "# Small\n\nfits", "source": "s"})
     assert result["isError"] is False
     assert "Indexed" in result["content"][0]["text"]
+
+
+def test_a_last_request_without_a_newline_is_answered_at_end_of_input(tmp_path, project, data_root):
+    """The SDK answers a final line the client did not end; so does the direct path."""
+    lines = [
+        json.dumps({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": INIT}),
+        json.dumps({"jsonrpc": "2.0", "method": "notifications/initialized"}),
+        call_line(1, "ctx_index", '{"content": "# Last\\n\\nline", "source": "s"}'),
+    ]
+    proc = subprocess.run(
+        [*SERVE, str(project)],
+        input="\n".join(lines).encode(),  # no newline after the last one
+        capture_output=True,
+        env=server_env(data_root, tmp_path / "home"),
+        cwd=tmp_path,
+        timeout=120,
+    )
+    answers = [json.loads(line) for line in proc.stdout.decode().splitlines()]
+    assert [a.get("id") for a in answers] == [0, 1]
+    assert "Indexed" in answers[1]["result"]["content"][0]["text"]
