@@ -145,6 +145,7 @@ class _Drain:
 
     def __init__(self) -> None:
         self.pending: set[Any] = set()
+        self.methods: dict[Any, str] = {}  # request id -> its method, until answered
         self.initialized = False  # an initialize request went to the server
         self.before_initialize: set[Any] = set()  # requests sent ahead of it
 
@@ -152,6 +153,7 @@ class _Drain:
         message = getattr(item, "message", None)
         if isinstance(message, types.JSONRPCRequest):
             self.pending.add(message.id)
+            self.methods[message.id] = message.method
             self.initialized = self.initialized or message.method == "initialize"
             if not self.initialized:
                 self.before_initialize.add(message.id)
@@ -167,6 +169,7 @@ class _Drain:
         message = getattr(item, "message", None)
         if isinstance(message, (types.JSONRPCResponse, types.JSONRPCError)):
             self.pending.discard(message.id)
+            self.methods.pop(message.id, None)
 
 
 class _DrainingRead:
@@ -245,6 +248,14 @@ class _Answered:
         return True
 
 
+# What the SDK's bare "Invalid request parameters" leaves unsaid, for the methods agents call.
+_PARAMS_SHAPES = {
+    "tools/call": '{"name": "<a tool of tools/list>", "arguments": {...}} (arguments an object)',
+    "resources/read": '{"uri": "<a resource URI>"}',
+    "prompts/get": '{"name": "<a prompt>", "arguments": {...}}',
+}
+
+
 class _WatchedWrite:
     """The server's output stream, telling `_Drain` which requests got their answer, and
     holding back the SDK's answers to requests answered at start-up."""
@@ -260,22 +271,28 @@ class _WatchedWrite:
         self._drain.answered(item)
 
     def _worded(self, item: Any) -> Any:
-        """The SDK answers a request sent before ``initialize`` with a bare -32602 and no
-        detail: the same error, saying what to do."""
+        """The SDK answers a request sent before ``initialize``, and one whose params do not
+        have its method's shape, with a bare -32602 and no detail: the same error, saying
+        what to do."""
         message = getattr(item, "message", None)
         if (
             not isinstance(message, types.JSONRPCError)
-            or message.id not in self._drain.before_initialize
             or message.error.code != types.INVALID_PARAMS
             or message.error.data
         ):
             return item
-        error = message.error.model_copy(
-            update={
+        if message.id in self._drain.before_initialize:
+            update = {
                 "message": "Invalid request parameters: the session is not initialized",
                 "data": "send initialize (and notifications/initialized) first",
             }
-        )
+        else:
+            method = self._drain.methods.get(message.id)
+            if method is None:
+                return item
+            shape = _PARAMS_SHAPES.get(method, "the fields the protocol gives this method")
+            update = {"data": f"the params of {method} do not have its shape: {shape}"}
+        error = message.error.model_copy(update=update)
         return type(item)(message.model_copy(update={"error": error}))
 
     def __getattr__(self, name: str) -> Any:

@@ -274,3 +274,18 @@ def test_a_last_request_without_a_newline_is_answered_at_end_of_input(tmp_path, 
     answers = [json.loads(line) for line in proc.stdout.decode().splitlines()]
     assert [a.get("id") for a in answers] == [0, 1]
     assert "Indexed" in answers[1]["result"]["content"][0]["text"]
+
+
+def test_a_tools_call_of_the_wrong_shape_is_told_the_shape(tmp_path, project, data_root, started):
+    """The SDK's -32602 for it carried no detail at all (data "")."""
+    server = spawn_server(tmp_path, project, data_root, started)
+    server.initialize()
+    send_raw(server, '{"jsonrpc": "2.0", "id": 3, "method": "tools/call", "params": {}}')
+    send_raw(server, call_line(4, "ctx_search", '"not an object"'))
+    for id_ in (3, 4):
+        error = server.response(id_)["error"]
+        assert error["code"] == -32602
+        assert error["data"].startswith("the params of tools/call do not have its shape: ")
+        assert '"arguments": {...}' in error["data"]
+    server.request(5, "ping")
+    assert server.response(5)["result"] == {}
