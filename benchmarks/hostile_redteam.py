@@ -798,6 +798,33 @@ def item11(command: list[str]) -> list[Attack]:
         out.append(
             Attack(11, "tools/list before initialize: not told to initialize", bare, message[:70])
         )
+        # A second look: a tools/call of the wrong shape, and a last line left unended.
+        server = w.serve()
+        request_id = server.next_id()
+        server.send_line(
+            b'{"jsonrpc": "2.0", "id": %d, "method": "tools/call", "params": {}}' % request_id
+        )
+        try:
+            error = server.wait(request_id, 15).get("error") or {}
+            bare = not error.get("data")
+        except TimeoutError:
+            bare, error = True, {}
+        out.append(Attack(11, "tools/call without a name: an error with no detail", bare,
+                          str(error.get("message", "<no answer>"))[:60]))  # fmt: skip
+        init = {"protocolVersion": "2025-06-18", "capabilities": {},
+                "clientInfo": {"name": "redteam", "version": "1"}}  # fmt: skip
+        lines = [
+            json.dumps({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": init}),
+            json.dumps({"jsonrpc": "2.0", "method": "notifications/initialized"}),
+            json.dumps({"jsonrpc": "2.0", "id": 1, "method": "ping"}),
+        ]
+        proc = subprocess.run(
+            [*command, "serve"], input="\n".join(lines).encode(), capture_output=True,
+            env=w.env, cwd=w.project, timeout=ANSWER_S, check=False,
+        )  # fmt: skip
+        ids = [json.loads(x).get("id") for x in proc.stdout.decode().splitlines() if x.strip()]
+        out.append(Attack(11, "a last request without a newline, then EOF: lost", 1 not in ids,
+                          f"answered ids {ids}"))  # fmt: skip
     return out
 
 
