@@ -164,6 +164,7 @@ class _Drain:
         ):
             # A cancelled request gets no answer (the protocol says so): nothing to wait for.
             self.pending.discard(message.params.get("requestId"))
+            self.methods.pop(message.params.get("requestId"), None)
 
     def answered(self, item: Any) -> None:
         message = getattr(item, "message", None)
