@@ -65,6 +65,21 @@ def data_root() -> Path:
     return Path(user_data_dir("ctxmode", appauthor=False))
 
 
+def file_kind(mode: int) -> str:
+    """What a file that is not a regular one is, for a message ("a socket", ...)."""
+    import stat
+
+    if stat.S_ISDIR(mode):
+        return "a directory"
+    if stat.S_ISFIFO(mode):
+        return "a named pipe (FIFO)"
+    if stat.S_ISCHR(mode) or stat.S_ISBLK(mode):
+        return "a device"
+    if stat.S_ISSOCK(mode):
+        return "a socket"
+    return "a special file"
+
+
 def normalize_path(path: str) -> str:
     """Backslashes to slashes, trailing slashes stripped (roots kept)."""
     text = path.replace("\\", "/")

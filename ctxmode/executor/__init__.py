@@ -171,18 +171,9 @@ def resolve_file(project_dir: Path, path: str) -> Path:
             raise InputError(f"not a file: {path} is a symlink loop") from exc
         raise NotFoundError(f"no such file: {path}") from exc
     if not stat.S_ISREG(mode):
-        kind = (
-            "a directory"
-            if stat.S_ISDIR(mode)
-            else "a named pipe (FIFO)"
-            if stat.S_ISFIFO(mode)
-            else "a device"
-            if stat.S_ISCHR(mode) or stat.S_ISBLK(mode)
-            else "a socket"
-            if stat.S_ISSOCK(mode)
-            else "not a regular file"
-        )
-        raise InputError(f"not a file: {path} is {kind}; give a regular file")
+        from ctxmode.paths import file_kind
+
+        raise InputError(f"not a file: {path} is {file_kind(mode)}; give a regular file")
     size = os.stat(resolved).st_size
     if size > FILE_CONTENT_MAX_BYTES:
         raise InputError(

@@ -2,6 +2,7 @@
 directories the way a developer expects (``.gitignore`` honoured, VCS and cache dirs and
 hidden entries skipped)."""
 
+import errno
 import fnmatch
 import hashlib
 import os
@@ -13,6 +14,7 @@ from pathlib import Path
 from typing import BinaryIO
 
 from ctxmode.errors import InputError, NotFoundError, UsageError
+from ctxmode.paths import file_kind
 
 MAX_FILE_BYTES = 1024 * 1024
 _SNIFF = 8192
@@ -87,6 +89,10 @@ def opened_path(fd: int, fallback: Path) -> str:
         return os.path.realpath(fallback)
 
 
+def _not_regular(path: Path, mode: int) -> InputError:
+    return InputError(f"refusing to index {path}: {file_kind(mode)}, not a regular file")
+
+
 def _open_checked(
     path: Path,
     max_bytes: int,
@@ -104,11 +110,13 @@ def _open_checked(
     except PermissionError as exc:
         raise InputError(f"cannot read {path}: permission denied") from exc
     except OSError as exc:
+        if exc.errno == errno.ENXIO:  # a socket (or a device with nothing behind it)
+            raise _not_regular(path, os.stat(path).st_mode) from exc
         raise InputError(f"cannot read {path}: {exc.strerror or exc}") from exc
     info = os.fstat(fd)
     if not stat.S_ISREG(info.st_mode):
         os.close(fd)
-        raise InputError(f"refusing to index {path}: not a regular file")
+        raise _not_regular(path, info.st_mode)
     if denied is not None and denied(opened_path(fd, path)):
         os.close(fd)
         raise InputError(f"refusing to index {path}: a Read deny rule matches the file it opens")

@@ -249,3 +249,17 @@ def test_the_deny_check_judges_the_file_opened_not_the_name_given(tmp_path):
     link.unlink()
     link.symlink_to(tmp_path / "notes.txt")
     assert read_text_file(link, denied=denied).text == "plain notes\n"
+
+
+def test_a_socket_is_named_as_one_not_as_no_such_device(tmp_path):
+    """Opening a socket fails with ENXIO ("No such device or address"): say what it is."""
+    import socket
+
+    path = tmp_path / "app.sock"
+    server = socket.socket(socket.AF_UNIX)
+    server.bind(str(path))
+    try:
+        with pytest.raises(InputError, match=r"app\.sock: a socket, not a regular file"):
+            read_text_file(path)
+    finally:
+        server.close()
