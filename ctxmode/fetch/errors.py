@@ -57,6 +57,12 @@ class FetchTimeoutError(FetchError):
 class FetchCancelledError(FetchError):
     """The caller stopped the fetch (its client went away, or the server is stopping)."""
 
+    def __init__(self) -> None:
+        super().__init__(
+            "stopped before it finished: the client closed the server's input (or the"
+            " server is stopping)"
+        )
+
     exit_code = ExitCode.INTERRUPTED
     code = "cancelled"
 

@@ -150,7 +150,7 @@ class _Clock:
 
     def overdue(self) -> FetchError | None:
         if self._cancel is not None and self._cancel.is_set():
-            return FetchCancelledError("fetch cancelled")
+            return FetchCancelledError()
         if time.monotonic() >= self.deadline:
             return FetchTimeoutError(
                 f"fetch took longer than its total time limit of {self.total:g} s"

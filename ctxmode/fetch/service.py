@@ -189,7 +189,7 @@ def _work(
 ) -> _Outcome:
     try:
         if cancel is not None and cancel.is_set():
-            raise FetchCancelledError("fetch cancelled")
+            raise FetchCancelledError()
         if hit is not None:
             http.preflight(request.url, strict=strict)
             return _Outcome(hit=hit)

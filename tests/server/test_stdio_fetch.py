@@ -50,4 +50,8 @@ def test_closing_stdin_cancels_a_fetch_in_flight_and_the_server_exits(
         answer = server.response(1, within=EXIT_WITHIN_S)
         assert server.proc.wait(EXIT_WITHIN_S) == 0
     assert answer["result"]["isError"] is True
-    assert answer["result"]["content"][0]["text"].endswith(": fetch cancelled")
+    text = answer["result"]["content"][0]["text"]
+    assert text.endswith(
+        ": stopped before it finished: the client closed the server's input"
+        " (or the server is stopping)"
+    )
