@@ -1,7 +1,8 @@
 """What every hook handler reasons about, whatever the host: one normalised event in, one
 decision out. Platform adapters (`ctxmode.platforms`) translate both ways; the session
 store, routing and capture read these types and never a host's own payload shapes.
-Standard library only, and imports nothing of ctxmode (every layer may import it).
+Standard library only, and imports nothing of ctxmode but `ctxmode.typenames` (every layer
+may import it).
 
 Canonical events: ``pre_tool``, ``post_tool``, ``post_tool_failure``, ``pre_compact``,
 ``session_start``, ``prompt_submit``, ``stop``.

@@ -4,9 +4,14 @@ Two ways in:
 
 * by *name*: a value stored under a secret-looking key, variable or flag (``password``,
   ``GITHUB_TOKEN``, ``--api-key``, ``"client_secret":``) is masked. Names are split into words
-  (``apiKey`` → api, key) so ``max_tokens`` or ``tokenizer`` are not secrets;
+  (``apiKey`` → api, key) so ``max_tokens`` or ``tokenizer`` are not secrets; a run-together
+  one counts by its ending (``PGPASSWORD``, ``CSRFTOKEN``);
+* by *position*: the password options of programs (``mysql -pPW``, ``sshpass -p``,
+  ``htpasswd -b FILE USER PW``, ``vault login TOKEN``, ``echo PW | docker login
+  --password-stdin``);
 * by *value*: credentials recognisable on their own (URL passwords, bearer tokens, AWS,
-  GitHub, GitLab, Slack, OpenAI/Anthropic, Stripe, Google and npm keys, JWTs, private keys).
+  GitHub, GitLab, Slack, OpenAI/Anthropic, Stripe, Google, npm, Hugging Face, SendGrid,
+  Databricks, DigitalOcean, Shopify, PyPI, Mailgun, Vault and age keys, JWTs, private keys).
 
 Guards against mangling ordinary text: numbers survive unless the name is unambiguous
 (``PASSWORD=1234`` is masked, ``MAX_TOKENS=4096`` is not), and so do references to other
