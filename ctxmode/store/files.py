@@ -106,7 +106,7 @@ def _open_checked(
     except FileNotFoundError as exc:
         raise NotFoundError(f"no such file: {path}") from exc
     except IsADirectoryError as exc:
-        raise InputError(f"refusing to index {path}: not a regular file") from exc
+        raise _not_regular(path, stat.S_IFDIR) from exc
     except PermissionError as exc:
         raise InputError(f"cannot read {path}: permission denied") from exc
     except OSError as exc:
